@@ -1,0 +1,95 @@
+//! Distance (stretch) constraint between two particles (Müller et al. 2007, PBD §4.2).
+//!
+//! `C = |p1 − p2| − d`, `∇_1 C = n`, `∇_2 C = −n` with `n = (p1 − p2)/|p1 − p2|`.
+//! Compliance in m/N: under a tension T the edge settles at extension `α T`. Skipped when the
+//! two particles coincide (the direction is undefined).
+
+use super::Constraint;
+use glam::DVec3;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DistanceConstraint {
+    pub particles: [u32; 2],
+    /// Rest length d, metres.
+    pub rest_length: f64,
+    pub compliance: f64,
+    pub damping: f64,
+}
+
+impl DistanceConstraint {
+    /// Engineering strain `|p1 − p2| / d − 1` (positive when stretched).
+    pub fn strain(&self, x: &[DVec3]) -> f64 {
+        let [a, b] = self.particles;
+        x[a as usize].distance(x[b as usize]) / self.rest_length - 1.0
+    }
+}
+
+impl Constraint<2> for DistanceConstraint {
+    fn particles(&self) -> [u32; 2] {
+        self.particles
+    }
+    fn compliance(&self) -> f64 {
+        self.compliance
+    }
+    fn damping(&self) -> f64 {
+        self.damping
+    }
+    #[inline]
+    fn evaluate(&self, p: &[DVec3; 2]) -> Option<(f64, [DVec3; 2])> {
+        let d = p[0] - p[1];
+        let length = d.length();
+        if length < 1e-12 {
+            return None;
+        }
+        let n = d / length;
+        Some((length - self.rest_length, [n, -n]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constraints::project;
+    use crate::constraints::testing::assert_gradient_matches_finite_differences;
+
+    fn edge(rest_length: f64, compliance: f64) -> DistanceConstraint {
+        DistanceConstraint {
+            particles: [0, 1],
+            rest_length,
+            compliance,
+            damping: 0.0,
+        }
+    }
+
+    #[test]
+    fn zero_at_rest_and_gradient_matches_finite_differences() {
+        let p = [DVec3::new(0.1, 0.2, 0.3), DVec3::new(0.7, -0.4, 1.1)];
+        let rest = p[0].distance(p[1]);
+        assert!(edge(rest, 0.0).evaluate(&p).unwrap().0.abs() < 1e-15);
+        assert_gradient_matches_finite_differences(&edge(0.5, 0.0), p, 1e-6);
+    }
+
+    #[test]
+    fn rigid_projection_restores_length_and_conserves_momentum() {
+        let mut x = vec![DVec3::ZERO, DVec3::new(2.0, 0.0, 0.0)];
+        let x_prev = x.clone();
+        let inv_mass = [1.0, 0.25]; // masses 1 and 4
+        let mut lambda = 0.0;
+        project(
+            &edge(1.0, 0.0),
+            &mut lambda,
+            &mut x,
+            &x_prev,
+            &inv_mass,
+            100.0,
+        );
+        assert!((x[0].distance(x[1]) - 1.0).abs() < 1e-12);
+        let momentum = (x[0] - x_prev[0]) * 1.0 + (x[1] - x_prev[1]) * 4.0;
+        assert!(momentum.length() < 1e-12);
+    }
+
+    #[test]
+    fn coincident_particles_are_skipped() {
+        assert!(edge(1.0, 0.0).evaluate(&[DVec3::ONE, DVec3::ONE]).is_none());
+    }
+}

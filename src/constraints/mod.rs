@@ -1,0 +1,126 @@
+//! Constraint kinds and the one XPBD update they share.
+//!
+//! Each kind supplies only its value `C(p)` and gradients `∇_i C` ([`Constraint::evaluate`]);
+//! [`project`] does the rest, following XPBD (Macklin, Müller, Chentanez 2016, eq. 18 with the
+//! damping of eq. 26) in the small-steps setting (Macklin et al. 2019):
+//!
+//! ```text
+//! α̃ = α / h²,   γ = α β / h
+//! Δλ = (−C(p) − α̃ λ − γ Σ_i ∇_i C · (p_i − x_prev_i)) / ((1 + γ) Σ_i w_i |∇_i C|² + α̃)
+//! λ += Δλ,   p_i += w_i ∇_i C Δλ
+//! ```
+//!
+//! `α` is the compliance (inverse stiffness, in the constraint's units: m/N for an edge),
+//! `β` the constraint's `damping`, `w_i` inverse masses, `h` the substep. With α = 0 the damping
+//! term vanishes. Because `α̃` scales with `1/h²` and λ accumulates the force × h², the
+//! equilibrium of a compliant constraint under a load F is `C = −α F` whatever the substeps and
+//! iterations: the stiffness is a material property, not a solver artefact.
+
+pub mod dihedral;
+pub mod distance;
+pub mod volume;
+
+use glam::DVec3;
+
+/// A constraint on `N` particles.
+pub trait Constraint<const N: usize>: Sync + Send {
+    fn particles(&self) -> [u32; N];
+    /// Compliance α (inverse stiffness), in the units of `C` per newton (or per N·m).
+    fn compliance(&self) -> f64;
+    /// XPBD damping β (eq. 26); no effect when the compliance is 0.
+    fn damping(&self) -> f64;
+    /// `C(p)` and `∇_i C` at `p`, or `None` where the gradient is undefined (degenerate
+    /// geometry), in which case the constraint is skipped for this projection.
+    fn evaluate(&self, p: &[DVec3; N]) -> Option<(f64, [DVec3; N])>;
+}
+
+/// The XPBD multiplier increment Δλ (see the module docs). Returns 0 when nothing can move.
+#[inline]
+pub fn delta_lambda(
+    c: f64,
+    lambda: f64,
+    w_grad_sq: f64,
+    grad_dot_dx: f64,
+    alpha_tilde: f64,
+    gamma: f64,
+) -> f64 {
+    let denominator = (1.0 + gamma) * w_grad_sq + alpha_tilde;
+    if denominator <= f64::MIN_POSITIVE {
+        return 0.0;
+    }
+    (-c - alpha_tilde * lambda - gamma * grad_dot_dx) / denominator
+}
+
+/// Projects one constraint in place (Gauss-Seidel): reads and corrects the predicted positions
+/// `x`, using `x_prev` (positions at the start of the substep) for the damping term.
+/// Returns the `|C|` it saw before the correction.
+#[inline]
+pub fn project<const N: usize, K: Constraint<N>>(
+    constraint: &K,
+    lambda: &mut f64,
+    x: &mut [DVec3],
+    x_prev: &[DVec3],
+    inv_mass: &[f64],
+    inv_h: f64,
+) {
+    let indices = constraint.particles();
+    let p = indices.map(|i| x[i as usize]);
+    let Some((c, grad)) = constraint.evaluate(&p) else {
+        return;
+    };
+    let w = indices.map(|i| inv_mass[i as usize]);
+    let mut w_grad_sq = 0.0;
+    for k in 0..N {
+        w_grad_sq += w[k] * grad[k].length_squared();
+    }
+    if w_grad_sq == 0.0 {
+        return;
+    }
+    let alpha = constraint.compliance();
+    let alpha_tilde = alpha * inv_h * inv_h;
+    let gamma = alpha * constraint.damping() * inv_h;
+    let mut grad_dot_dx = 0.0;
+    if gamma != 0.0 {
+        for k in 0..N {
+            grad_dot_dx += grad[k].dot(p[k] - x_prev[indices[k] as usize]);
+        }
+    }
+    let dl = delta_lambda(c, *lambda, w_grad_sq, grad_dot_dx, alpha_tilde, gamma);
+    *lambda += dl;
+    for k in 0..N {
+        x[indices[k] as usize] += grad[k] * (w[k] * dl);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Shared checks every constraint kind runs: gradients against central differences.
+    use super::Constraint;
+    use glam::DVec3;
+
+    /// Asserts `∇C` matches central finite differences of `C` at `p` within `tolerance`.
+    pub fn assert_gradient_matches_finite_differences<const N: usize, K: Constraint<N>>(
+        constraint: &K,
+        p: [DVec3; N],
+        tolerance: f64,
+    ) {
+        let (_, grad) = constraint.evaluate(&p).expect("non-degenerate test state");
+        let step = 1e-6;
+        for i in 0..N {
+            for axis in 0..3 {
+                let mut plus = p;
+                let mut minus = p;
+                plus[i][axis] += step;
+                minus[i][axis] -= step;
+                let numeric = (constraint.evaluate(&plus).unwrap().0
+                    - constraint.evaluate(&minus).unwrap().0)
+                    / (2.0 * step);
+                let analytic = grad[i][axis];
+                assert!(
+                    (numeric - analytic).abs() <= tolerance * (1.0 + numeric.abs()),
+                    "particle {i} axis {axis}: analytic {analytic} vs numeric {numeric}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Mesh data as the user gave it (positions, polygons, polylines, UVs), its readers and the
+//! procedural primitives. The solver triangulates internally; the writers keep the polygons, so
+//! output vertex `k` is input vertex `k` and a polygon stays a polygon in every frame.
+
+pub mod obj;
+pub mod ply;
+pub mod primitives;
+
+use glam::DVec3;
+
+/// Largest polygon a mesh may hold. PLY writes the corner count as `uchar`, and a larger
+/// polygon is almost certainly a broken file rather than a real surface.
+pub const MAX_POLYGON_VERTICES: usize = 255;
+
+/// A mesh with stable vertex order: positions, optional per-vertex UVs, polygon faces of any
+/// size (stored flat with offsets) and two-point line segments (polylines are split into
+/// segments on import).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mesh {
+    pub positions: Vec<DVec3>,
+    /// One `[u, v]` per position when the source had texture coordinates.
+    pub uvs: Option<Vec<[f64; 2]>>,
+    /// Corner indices of every polygon, one polygon after another.
+    pub face_indices: Vec<u32>,
+    /// `face_offsets[k]..face_offsets[k + 1]` are polygon `k`'s corners; always starts with 0.
+    pub face_offsets: Vec<u32>,
+    /// Line segments (rope edges), in file order.
+    pub segments: Vec<[u32; 2]>,
+    /// Things a user should hear about that do not stop the import (shown by `check`).
+    pub warnings: Vec<String>,
+}
+
+impl Mesh {
+    pub fn new() -> Self {
+        Mesh {
+            face_offsets: vec![0],
+            ..Default::default()
+        }
+    }
+
+    pub fn face_count(&self) -> usize {
+        self.face_offsets.len().saturating_sub(1)
+    }
+
+    /// Corners of polygon `k`.
+    pub fn face(&self, k: usize) -> &[u32] {
+        let start = self.face_offsets[k] as usize;
+        let end = self.face_offsets[k + 1] as usize;
+        &self.face_indices[start..end]
+    }
+
+    pub fn faces(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        (0..self.face_count()).map(move |k| self.face(k))
+    }
+
+    pub fn push_face(&mut self, corners: &[u32]) {
+        self.face_indices.extend_from_slice(corners);
+        self.face_offsets.push(self.face_indices.len() as u32);
+    }
+
+    /// Fan triangulation of every polygon: `(c0, c_k, c_k+1)`, keeping the polygon's winding.
+    /// The solver's triangles (mass lumping, bending hinges, volume, normals) come from here.
+    pub fn triangles(&self) -> Vec<[u32; 3]> {
+        let mut triangles = Vec::with_capacity(self.face_indices.len());
+        for face in self.faces() {
+            for k in 1..face.len() - 1 {
+                triangles.push([face[0], face[k], face[k + 1]]);
+            }
+        }
+        triangles
+    }
+
+    /// Every distinct edge of the triangulated polygons (polygon sides and the fan diagonals)
+    /// plus the line segments, as `(min, max)` pairs in sorted order. Degenerate edges (a
+    /// vertex to itself) are dropped.
+    pub fn unique_edges(&self) -> Vec<[u32; 2]> {
+        let mut edges: Vec<[u32; 2]> = Vec::with_capacity(self.face_indices.len() * 2);
+        for [a, b, c] in self.triangles() {
+            edges.extend([[a, b], [b, c], [c, a]]);
+        }
+        edges.extend(self.segments.iter().copied());
+        for edge in &mut edges {
+            edge.sort_unstable();
+        }
+        edges.retain(|[a, b]| a != b);
+        edges.sort_unstable();
+        edges.dedup();
+        edges
+    }
+
+    /// Applies `f` to every position (placement: scale, rotate, translate).
+    pub fn transform(&mut self, f: impl Fn(DVec3) -> DVec3) {
+        for p in &mut self.positions {
+            *p = f(*p);
+        }
+    }
+}
+
+/// Area-weighted vertex normals of a triangle list (zero-area neighbourhoods get +Y), the
+/// normals written to OBJ `vn` and PLY `nx ny nz`.
+pub fn vertex_normals(positions: &[DVec3], triangles: &[[u32; 3]], normals: &mut Vec<DVec3>) {
+    normals.clear();
+    normals.resize(positions.len(), DVec3::ZERO);
+    for &[a, b, c] in triangles {
+        let (pa, pb, pc) = (
+            positions[a as usize],
+            positions[b as usize],
+            positions[c as usize],
+        );
+        // |cross| is twice the area, so the sum is area weighted.
+        let n = (pb - pa).cross(pc - pa);
+        normals[a as usize] += n;
+        normals[b as usize] += n;
+        normals[c as usize] += n;
+    }
+    for n in normals.iter_mut() {
+        *n = n.try_normalize().unwrap_or(DVec3::Y);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quad_is_fan_triangulated_and_edges_include_the_diagonal() {
+        let mut mesh = Mesh::new();
+        mesh.positions = vec![DVec3::ZERO, DVec3::X, DVec3::new(1.0, 0.0, 1.0), DVec3::Z];
+        mesh.push_face(&[0, 1, 2, 3]);
+        assert_eq!(mesh.triangles(), vec![[0, 1, 2], [0, 2, 3]]);
+        assert_eq!(
+            mesh.unique_edges(),
+            vec![[0, 1], [0, 2], [0, 3], [1, 2], [2, 3]]
+        );
+    }
+
+    #[test]
+    fn normals_of_a_flat_quad_point_along_its_winding() {
+        let positions = vec![DVec3::ZERO, DVec3::Z, DVec3::new(1.0, 0.0, 1.0), DVec3::X];
+        let mut normals = Vec::new();
+        vertex_normals(&positions, &[[0, 1, 2], [0, 2, 3]], &mut normals);
+        for n in normals {
+            assert!((n - DVec3::Y).length() < 1e-12, "{n}");
+        }
+    }
+}
