@@ -1,0 +1,120 @@
+//! The simulation model built from a scene: particles (structure of arrays), constraints
+//! stored by kind in colour order, colliders, and each object's layout for the writers.
+
+use crate::collision::Collider;
+use crate::constraints::{
+    dihedral::DihedralConstraint, distance::DistanceConstraint, volume::VolumeConstraint,
+};
+use crate::mesh::Mesh;
+use crate::solver::colouring::ConstraintBlock;
+use glam::DVec3;
+use std::ops::Range;
+
+/// Particle state, one entry per particle of every object, objects one after another.
+#[derive(Debug, Clone, Default)]
+pub struct Particles {
+    /// Positions, m. During a substep: the predicted positions being corrected.
+    pub x: Vec<DVec3>,
+    /// Positions at the start of the current substep, m.
+    pub x_prev: Vec<DVec3>,
+    /// Velocities, m/s.
+    pub v: Vec<DVec3>,
+    /// Inverse masses 1/kg; 0 for pinned particles.
+    pub inv_mass: Vec<f64>,
+    /// Lumped masses, kg (pinned particles keep theirs for the energy figures).
+    pub mass: Vec<f64>,
+}
+
+impl Particles {
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+}
+
+/// What the writers need to know about one object.
+#[derive(Debug, Clone)]
+pub struct ObjectLayout {
+    pub name: String,
+    /// This object's slice of the particle arrays.
+    pub particles: Range<usize>,
+    /// Rest geometry with the user's topology (local indices): faces, lines, UVs.
+    pub topology: Mesh,
+    /// Fan triangulation of `topology` (local indices), for normals.
+    pub triangles: Vec<[u32; 3]>,
+    /// Whether the object's particles collide with the colliders.
+    pub collide: bool,
+    pub pinned: usize,
+}
+
+/// Per-run solver settings, resolved from `[simulation]` and `[collision]`.
+#[derive(Debug, Clone)]
+pub struct SolverParams {
+    pub fps: f64,
+    pub substeps: usize,
+    pub iterations: usize,
+    pub gravity: DVec3,
+    /// Linear drag k, 1/s: velocities scale by exp(−k h) every substep.
+    pub velocity_damping: f64,
+    /// Speed, m/s, above which the run stops as diverged.
+    pub max_speed: f64,
+    /// `collision.thickness`: the particle radius for contacts, m.
+    pub particle_radius: f64,
+}
+
+impl SolverParams {
+    /// Substep length h = 1 / (fps · substeps), s.
+    pub fn substep(&self) -> f64 {
+        1.0 / (self.fps * self.substeps as f64)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub particles: Particles,
+    pub objects: Vec<ObjectLayout>,
+    pub stretch: ConstraintBlock<DistanceConstraint>,
+    pub bending: ConstraintBlock<DihedralConstraint>,
+    pub volumes: Vec<VolumeConstraint>,
+    pub colliders: Vec<Collider>,
+    pub params: SolverParams,
+}
+
+/// Constraint counts by kind, in the order the stats log lists them.
+pub fn kind_counts(model: &Model) -> Vec<(&'static str, usize)> {
+    vec![
+        ("stretch", model.stretch.len()),
+        ("bending", model.bending.len()),
+        ("volume", model.volumes.len()),
+    ]
+}
+
+impl Model {
+    /// Bytes held by the solver state and constraints (the figure `check` prints).
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let n = self.particles.len();
+        let particles = n * (3 * size_of::<DVec3>() + 2 * size_of::<f64>());
+        let contacts = n * (size_of::<DVec3>() + size_of::<u32>());
+        let stretch = self.stretch.len() * (size_of::<DistanceConstraint>() + size_of::<f64>());
+        let bending = self.bending.len() * (size_of::<DihedralConstraint>() + size_of::<f64>());
+        let volumes: usize = self
+            .volumes
+            .iter()
+            .map(|v| v.triangles.len() * 12 + v.particles.len() * size_of::<DVec3>())
+            .sum();
+        let topology: usize = self
+            .objects
+            .iter()
+            .map(|o| {
+                o.topology.face_indices.len() * 4
+                    + o.triangles.len() * 12
+                    + o.topology.positions.len() * 24
+            })
+            .sum();
+        particles + contacts + stretch + bending + volumes + topology
+    }
+}

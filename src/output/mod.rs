@@ -1,0 +1,3 @@
+//! Writers: frame files (OBJ, PLY), the stats log and output naming.
+
+pub mod naming;

@@ -1,0 +1,529 @@
+//! Building the [`Model`] from a validated scene: geometry, placement, lumped masses, pins,
+//! constraints (coloured) and colliders. Geometry sizes are checked before anything is
+//! allocated; problems name the object's key path.
+
+use super::load::LoadedScene;
+use super::types::{self, ColliderShape, Object, SceneFile};
+use crate::collision::{Collider, Shape};
+use crate::constraints::dihedral::{dihedral_angle, DihedralConstraint};
+use crate::constraints::distance::DistanceConstraint;
+use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
+use crate::mesh::{obj, ply, primitives, Mesh};
+use crate::model::{Model, ObjectLayout, Particles, SolverParams};
+use crate::solver::colouring::ConstraintBlock;
+use anyhow::{anyhow, bail, Context, Result};
+use glam::{DMat3, DVec3};
+use std::path::Path;
+
+/// Most particles one scene may hold (indices are 32-bit).
+pub const MAX_PARTICLES: u64 = 200_000_000;
+/// Memory a particle costs with its share of constraints, topology and output buffers
+/// (an upper estimate for a cloth: ~3 edges and ~3 hinges per particle), bytes.
+pub const BYTES_PER_PARTICLE: u64 = 1024;
+
+/// The model and the warnings found while building it.
+pub struct Built {
+    pub model: Model,
+    pub warnings: Vec<String>,
+}
+
+pub fn build(scene: &LoadedScene) -> Result<Built> {
+    let file = &scene.file;
+    check_size(file)?;
+    let mut warnings = Vec::new();
+    let mut particles = Particles::default();
+    let mut objects = Vec::new();
+    let mut stretch = Vec::new();
+    let mut bending = Vec::new();
+    let mut volumes = Vec::new();
+
+    for (k, object) in file.objects.iter().enumerate() {
+        let key = format!("object[{k}] ({})", object.name);
+        let mut mesh = geometry(object, &scene.base_dir).with_context(|| key.clone())?;
+        place(&mut mesh, object);
+        warnings.extend(mesh.warnings.drain(..).map(|w| format!("{key}: {w}")));
+        let offset = particles.len();
+        let n = mesh.positions.len();
+        if n == 0 {
+            bail!("{key}: the geometry has no vertices");
+        }
+        let triangles = mesh.triangles();
+        let masses = lumped_masses(&mesh, &triangles, object, &key, &mut warnings)?;
+        let pinned = pinned_particles(&mesh, object, &key, &mut warnings)?;
+        let velocity = DVec3::from_array(object.velocity);
+        for i in 0..n {
+            particles.x.push(mesh.positions[i]);
+            particles.x_prev.push(mesh.positions[i]);
+            particles.mass.push(masses[i]);
+            particles
+                .inv_mass
+                .push(if pinned[i] { 0.0 } else { 1.0 / masses[i] });
+            particles
+                .v
+                .push(if pinned[i] { DVec3::ZERO } else { velocity });
+        }
+        let global = |i: u32| i + offset as u32;
+        let degenerate = triangles
+            .iter()
+            .filter(|t| triangle_area(&mesh.positions, t) < 1e-14)
+            .count();
+        if degenerate > 0 {
+            warnings.push(format!(
+                "{key}: {degenerate} degenerate (zero-area) triangles"
+            ));
+        }
+
+        if let Some(table) = &object.stretch {
+            for [a, b] in mesh.unique_edges() {
+                let rest_length = mesh.positions[a as usize].distance(mesh.positions[b as usize]);
+                if rest_length < 1e-12 {
+                    continue;
+                }
+                stretch.push(DistanceConstraint {
+                    particles: [global(a), global(b)],
+                    rest_length,
+                    compliance: table.compliance,
+                    damping: table.damping,
+                });
+            }
+        }
+        if let Some(table) = &object.bending {
+            if triangles.is_empty() {
+                bail!("{key}.bending: needs triangles (faces); rope bending is not available in this version");
+            }
+            let (hinges, non_manifold) = hinges(&triangles);
+            if non_manifold > 0 {
+                warnings.push(format!(
+                    "{key}.bending: {non_manifold} non-manifold edges (shared by more than two faces) get no bending"
+                ));
+            }
+            for stencil in hinges {
+                let p = stencil.map(|i| mesh.positions[i as usize]);
+                let Some((rest_angle, _)) = dihedral_angle(&p) else {
+                    continue;
+                };
+                bending.push(DihedralConstraint {
+                    particles: stencil.map(global),
+                    rest_angle,
+                    compliance: table.compliance,
+                    damping: table.damping,
+                });
+            }
+        }
+        if let Some(table) = &object.volume {
+            let open = open_edges(&triangles);
+            if triangles.is_empty() || open > 0 {
+                bail!(
+                    "{key}.volume: needs a closed surface, but {open} edges border only one face \
+                     (use a closed mesh, `sphere` or `box`)"
+                );
+            }
+            let rest = enclosed_volume(&mesh.positions, &triangles);
+            if rest.abs() < 1e-15 {
+                bail!("{key}.volume: the surface encloses no volume");
+            }
+            if rest < 0.0 {
+                warnings.push(format!(
+                    "{key}.volume: faces point inward (negative volume); it still works"
+                ));
+            }
+            volumes.push(VolumeConstraint::new(
+                offset..offset + n,
+                triangles.iter().map(|t| t.map(global)).collect(),
+                table.pressure * rest,
+                table.compliance,
+                table.damping,
+            ));
+        }
+        if object.bending.is_none() && object.stretch.is_none() && object.volume.is_none() {
+            warnings.push(format!(
+                "{key}: no constraint kind is on; its particles fall freely"
+            ));
+        }
+        objects.push(ObjectLayout {
+            name: object.name.clone(),
+            particles: offset..offset + n,
+            collide: object.collide,
+            pinned: pinned.iter().filter(|&&p| p).count(),
+            triangles,
+            topology: mesh,
+        });
+    }
+
+    let particle_count = particles.len();
+    let sim = &file.simulation;
+    let model = Model {
+        particles,
+        objects,
+        stretch: ConstraintBlock::new(stretch, particle_count),
+        bending: ConstraintBlock::new(bending, particle_count),
+        volumes,
+        colliders: file.colliders.iter().map(collider).collect(),
+        params: SolverParams {
+            fps: sim.fps,
+            substeps: sim.substeps as usize,
+            iterations: sim.iterations as usize,
+            gravity: DVec3::from_array(sim.gravity),
+            velocity_damping: sim.velocity_damping,
+            max_speed: sim.max_speed,
+            particle_radius: file.collision.thickness,
+        },
+    };
+    Ok(Built { model, warnings })
+}
+
+/// Refuses scenes whose primitives would need more particles or memory than this machine has,
+/// before anything is allocated. Mesh files are bounded by their size on disk.
+fn check_size(file: &SceneFile) -> Result<()> {
+    let mut total: u64 = 0;
+    for (k, object) in file.objects.iter().enumerate() {
+        let (count, what) = if let Some(g) = &object.grid {
+            (
+                primitives::grid_vertex_count(g.resolution[0], g.resolution[1]),
+                "grid.resolution",
+            )
+        } else if let Some(r) = &object.rope {
+            (r.segments.checked_add(1), "rope.segments")
+        } else if let Some(s) = &object.sphere {
+            (
+                primitives::sphere_vertex_count(s.subdivisions as u32),
+                "sphere.subdivisions",
+            )
+        } else if let Some(b) = &object.box_shape {
+            (primitives::box_vertex_count(b.resolution), "box.resolution")
+        } else {
+            continue;
+        };
+        let count = count.unwrap_or(u64::MAX);
+        total = total.saturating_add(count);
+        if count > MAX_PARTICLES {
+            bail!(
+                "object[{k}].{what}: {count} particles is more than the limit of {MAX_PARTICLES}"
+            );
+        }
+    }
+    let needed = total.saturating_mul(BYTES_PER_PARTICLE);
+    if let Some(available) = available_memory() {
+        if needed > available {
+            bail!(
+                "the scene needs about {} of memory for {total} particles, but {} is available",
+                human_bytes(needed),
+                human_bytes(available)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `MemAvailable` from /proc/meminfo, where there is one.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+pub fn human_bytes(bytes: u64) -> String {
+    let mut value = bytes as f64;
+    for unit in ["B", "KiB", "MiB", "GiB", "TiB"] {
+        if value < 1024.0 {
+            return format!("{value:.1} {unit}");
+        }
+        value /= 1024.0;
+    }
+    format!("{value:.1} PiB")
+}
+
+fn geometry(object: &Object, base_dir: &Path) -> Result<Mesh> {
+    if let Some(path) = &object.mesh {
+        let full = base_dir.join(path);
+        let extension = full
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        return match extension.as_deref() {
+            Some("obj") => obj::read_obj(&full),
+            Some("ply") => ply::read_ply(&full),
+            _ => Err(anyhow!("mesh: `{path}` is neither .obj nor .ply")),
+        }
+        .context("mesh");
+    }
+    if let Some(g) = &object.grid {
+        return Ok(primitives::grid(
+            g.size,
+            g.resolution[0] as usize,
+            g.resolution[1] as usize,
+        ));
+    }
+    if let Some(r) = &object.rope {
+        let (start, end) = (DVec3::from_array(r.start), DVec3::from_array(r.end));
+        return Ok(primitives::rope(start, end, r.segments as usize));
+    }
+    if let Some(s) = &object.sphere {
+        return Ok(primitives::sphere(s.radius, s.subdivisions as u32));
+    }
+    if let Some(b) = &object.box_shape {
+        return Ok(primitives::box_surface(
+            b.size,
+            b.resolution.map(|n| n as usize),
+        ));
+    }
+    bail!("no geometry")
+}
+
+/// Rotation `R = Rz · Ry · Rx` from degrees about the fixed world axes (SPEC §2).
+pub fn rotation(degrees: [f64; 3]) -> DMat3 {
+    let [x, y, z] = degrees.map(f64::to_radians);
+    DMat3::from_rotation_z(z) * DMat3::from_rotation_y(y) * DMat3::from_rotation_x(x)
+}
+
+/// Scale, then rotate, then translate the rest geometry.
+fn place(mesh: &mut Mesh, object: &Object) {
+    let scale = DVec3::from_array(object.scale.axes());
+    let rotate = rotation(object.rotate);
+    let translate = DVec3::from_array(object.translate);
+    mesh.transform(|p| rotate * (p * scale) + translate);
+}
+
+fn triangle_area(positions: &[DVec3], &[a, b, c]: &[u32; 3]) -> f64 {
+    let p = |k: u32| positions[k as usize];
+    0.5 * (p(b) - p(a)).cross(p(c) - p(a)).length()
+}
+
+/// Lumped masses: a triangle gives area/3 to each corner, a line segment length/2 to each
+/// end; times the density, or scaled to the total `mass`; or `particle_mass` each.
+/// Vertices no face or line uses get the mean mass of the others (with a warning).
+fn lumped_masses(
+    mesh: &Mesh,
+    triangles: &[[u32; 3]],
+    object: &Object,
+    key: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<f64>> {
+    let n = mesh.positions.len();
+    if let Some(m) = object.particle_mass {
+        return Ok(vec![m; n]);
+    }
+    let mut measure = vec![0.0; n];
+    for t in triangles {
+        let share = triangle_area(&mesh.positions, t) / 3.0;
+        for &i in t {
+            measure[i as usize] += share;
+        }
+    }
+    for &[a, b] in &mesh.segments {
+        let share = mesh.positions[a as usize].distance(mesh.positions[b as usize]) / 2.0;
+        measure[a as usize] += share;
+        measure[b as usize] += share;
+    }
+    let total: f64 = measure.iter().sum();
+    if total <= 0.0 {
+        bail!("{key}: has no face area or line length to spread a mass over; use `particle_mass`");
+    }
+    let scale = match (object.density, object.mass) {
+        (Some(density), _) => density,
+        (_, Some(mass)) => mass / total,
+        _ => bail!("{key}: no mass given"),
+    };
+    let unused = measure.iter().filter(|&&m| m <= 0.0).count();
+    let mean = total / (n - unused) as f64;
+    if unused > 0 {
+        warnings.push(format!(
+            "{key}: {unused} vertices belong to no face or line; they get the mean particle mass"
+        ));
+    }
+    Ok(measure
+        .iter()
+        .map(|&m| scale * if m > 0.0 { m } else { mean })
+        .collect())
+}
+
+fn pinned_particles(
+    mesh: &Mesh,
+    object: &Object,
+    key: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<bool>> {
+    let n = mesh.positions.len();
+    let mut pinned = vec![false; n];
+    for (j, &index) in object.pin.iter().enumerate() {
+        let slot = pinned.get_mut(index as usize).ok_or_else(|| {
+            anyhow!("{key}.pin[{j}]: index {index} is out of range (the object has {n} particles, 0 to {})", n - 1)
+        })?;
+        *slot = true;
+    }
+    if let Some(region) = &object.pin_region {
+        let (min, max) = (DVec3::from_array(region.min), DVec3::from_array(region.max));
+        let mut selected = 0;
+        for (i, p) in mesh.positions.iter().enumerate() {
+            if p.cmpge(min).all() && p.cmple(max).all() {
+                pinned[i] = true;
+                selected += 1;
+            }
+        }
+        if selected == 0 {
+            warnings.push(format!(
+                "{key}.pin_region: selects no particle (it is in world space, after placement)"
+            ));
+        }
+    }
+    Ok(pinned)
+}
+
+/// Bending stencils `[e0, e1, o0, o1]` for every edge shared by exactly two triangles, in
+/// sorted edge order, and the number of non-manifold edges (more than two triangles).
+fn hinges(triangles: &[[u32; 3]]) -> (Vec<[u32; 4]>, usize) {
+    // (undirected edge, directed start, opposite vertex), sorted so equal edges are adjacent.
+    let mut sides: Vec<([u32; 2], u32, u32)> = Vec::with_capacity(triangles.len() * 3);
+    for &[a, b, c] in triangles {
+        for (e0, e1, o) in [(a, b, c), (b, c, a), (c, a, b)] {
+            sides.push(([e0.min(e1), e0.max(e1)], e0, o));
+        }
+    }
+    sides.sort_unstable();
+    let mut stencils = Vec::new();
+    let mut non_manifold = 0;
+    for group in sides.chunk_by(|x, y| x.0 == y.0) {
+        match group {
+            [(_, start_a, o0), (edge, _, o1)] => {
+                // Triangle A holds the edge as start_a → other; B the other way round.
+                let other = if *start_a == edge[0] {
+                    edge[1]
+                } else {
+                    edge[0]
+                };
+                stencils.push([*start_a, other, *o0, *o1]);
+            }
+            [_] => {}
+            _ => non_manifold += 1,
+        }
+    }
+    (stencils, non_manifold)
+}
+
+/// Edges used by exactly one triangle (a closed surface has none).
+fn open_edges(triangles: &[[u32; 3]]) -> usize {
+    let mut edges: Vec<[u32; 2]> = triangles
+        .iter()
+        .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
+        .map(|[p, q]| [p.min(q), p.max(q)])
+        .collect();
+    edges.sort_unstable();
+    edges
+        .chunk_by(|x, y| x == y)
+        .filter(|g| g.len() == 1)
+        .count()
+}
+
+fn collider(c: &types::Collider) -> Collider {
+    let shape = match c.shape {
+        ColliderShape::Sphere => Shape::Sphere {
+            center: DVec3::from_array(c.center.unwrap_or_default()),
+            radius: c.radius.unwrap_or(1.0),
+        },
+        // Validation admits only planes and spheres.
+        _ => Shape::Plane {
+            point: DVec3::from_array(c.point.unwrap_or_default()),
+            normal: DVec3::from_array(c.normal.unwrap_or([0.0, 1.0, 0.0])).normalize(),
+        },
+    };
+    Collider {
+        name: c.name.clone(),
+        shape,
+        friction: c.friction,
+        restitution: c.restitution,
+        thickness: c.thickness,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::load::parse;
+
+    fn build_text(text: &str) -> Result<Built> {
+        let file = parse(text).map_err(|e| anyhow!("{e:#}"))?;
+        build(&LoadedScene {
+            path: "test.toml".into(),
+            base_dir: ".".into(),
+            sha256: String::new(),
+            file,
+        })
+    }
+
+    #[test]
+    fn grid_masses_are_lumped_by_area() {
+        // 2 x 2 quads of 0.5 m: corner (0,0) touches 2 triangles of area 1/8, an edge-middle
+        // vertex 3, the centre 6; density 2 kg/m².
+        let built = build_text(
+            "[[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [3, 3] }\ndensity = 2.0\n",
+        )
+        .unwrap();
+        let m = &built.model.particles.mass;
+        let tri = 0.125 / 3.0 * 2.0;
+        assert!((m[0] - 2.0 * tri).abs() < 1e-15); // corner with a split diagonal: 2 triangles
+        assert!((m[2] - tri).abs() < 1e-15); // the other diagonal's corner: 1 triangle
+        assert!((m[4] - 6.0 * tri).abs() < 1e-15);
+        assert!((m.iter().sum::<f64>() - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rope_mass_by_length_total_mass_and_pins() {
+        let built = build_text(
+            "[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [3.0, 0.0, 0.0], segments = 3 }\n\
+             mass = 6.0\npin = [0]\nstretch = {}\n",
+        )
+        .unwrap();
+        let p = &built.model.particles;
+        assert_eq!(p.mass, vec![1.0, 2.0, 2.0, 1.0]);
+        assert_eq!(p.inv_mass, vec![0.0, 0.5, 0.5, 1.0]);
+        assert_eq!(built.model.stretch.len(), 3);
+    }
+
+    #[test]
+    fn placement_scales_rotates_then_translates() {
+        // Rotating +X by 90° about Z gives +Y.
+        let r = rotation([0.0, 0.0, 90.0]);
+        assert!((r * DVec3::X - DVec3::Y).length() < 1e-15);
+        // R = Rz·Ry·Rx: X first. +Y about X by 90° → +Z, then about Z by 90° stays +Z.
+        let r = rotation([90.0, 0.0, 90.0]);
+        assert!((r * DVec3::Y - DVec3::Z).length() < 1e-15);
+        let built = build_text(
+            "[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [1.0, 0.0, 0.0], segments = 1 }\n\
+             particle_mass = 1.0\nscale = 2.0\nrotate = [0.0, 0.0, 90.0]\ntranslate = [0.0, 0.0, 5.0]\n",
+        )
+        .unwrap();
+        assert!((built.model.particles.x[1] - DVec3::new(0.0, 2.0, 5.0)).length() < 1e-15);
+    }
+
+    #[test]
+    fn hinges_and_volume_on_a_closed_sphere() {
+        let built = build_text(
+            "[[object]]\nname = \"b\"\nsphere = { radius = 1.0, subdivisions = 1 }\ndensity = 1.0\n\
+             bending = {}\nvolume = { pressure = 2.0 }\n",
+        )
+        .unwrap();
+        // A closed triangle surface has 3F/2 edges, each a hinge.
+        assert_eq!(built.model.bending.len(), 80 * 3 / 2);
+        let v = &built.model.volumes[0];
+        let rest = enclosed_volume(&built.model.particles.x, &v.triangles);
+        assert!((v.target_volume - 2.0 * rest).abs() < 1e-12);
+        for hinge in &built.model.bending.items {
+            assert!(hinge.rest_angle.abs() < 0.5);
+        }
+    }
+
+    #[test]
+    fn geometry_errors_name_the_object() {
+        for (text, needle) in [
+            ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1.0\nvolume = {}\n", "closed surface"),
+            ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1.0\npin = [4]\n", "object[0] (g).pin[0]: index 4 is out of range"),
+            ("[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [1.0, 0.0, 0.0], segments = 2 }\ndensity = 1.0\nbending = {}\n", "needs triangles"),
+            ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2000000, 2000000] }\ndensity = 1.0\n", "limit"),
+            ("[[object]]\nname = \"m\"\nmesh = \"does/not/exist.obj\"\ndensity = 1.0\n", "cannot read"),
+        ] {
+            let message = format!("{:#}", build_text(text).err().expect(text));
+            assert!(message.contains(needle), "{needle}: {message}");
+        }
+    }
+}

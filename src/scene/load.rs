@@ -1,0 +1,371 @@
+//! Reading a scene: TOML text → [`SceneFile`], with errors a person can act on.
+//!
+//! Every error names the file, then the line:column when the text has one, the key path
+//! (`object[2].bending.compliance`) and what was expected; an unknown key or value gets a
+//! "did you mean" when a known one is close. Non-finite numbers (`nan`, `inf`) are refused.
+//! `--set KEY=VALUE` overrides are applied to the parsed document before the typed read, so
+//! they are checked exactly like keys written in the file.
+
+use super::types::SceneFile;
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::{Path, PathBuf};
+
+/// A scene read from disk, with what the run log records about its source.
+pub struct LoadedScene {
+    pub path: PathBuf,
+    /// Folder that relative paths in the scene are resolved against.
+    pub base_dir: PathBuf,
+    pub sha256: String,
+    pub file: SceneFile,
+}
+
+pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedScene> {
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read scene {}", path.display()))?;
+    let text = String::from_utf8(bytes.clone())
+        .map_err(|e| anyhow!("{}: not UTF-8 text ({e})", path.display()))?;
+    let mut file = parse(&text).map_err(|e| anyhow!("{}:{e}", path.display()))?;
+    if !overrides.is_empty() {
+        file = apply_overrides(&text, overrides)
+            .with_context(|| format!("{}: in a --set override", path.display()))?;
+    }
+    let base_dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."));
+    Ok(LoadedScene {
+        path: path.to_path_buf(),
+        base_dir,
+        sha256: sha256_hex(&bytes),
+        file,
+    })
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Parses scene text. Errors start with `line:col: ` (the caller puts the file in front).
+pub fn parse(text: &str) -> Result<SceneFile> {
+    let deserializer = toml::Deserializer::parse(text).map_err(|e| located(text, &e, ""))?;
+    let file: SceneFile = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        located(text, e.inner(), &path)
+    })?;
+    // The typed read accepted the shape; now refuse nan/inf anywhere.
+    let table: toml::Table = toml::from_str(text).map_err(|e| located(text, &e, ""))?;
+    check_finite(&toml::Value::Table(table), "")
+        .map_err(|e| anyhow!("{}: {e}", locate_key(text, &e.to_string())))?;
+    Ok(file)
+}
+
+/// `line:col: key.path: message [did you mean ...]` plus the offending line with a caret.
+fn located(text: &str, error: &toml::de::Error, key_path: &str) -> anyhow::Error {
+    let message = error.message().trim_end();
+    let hint = suggestion(message)
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    let key = if key_path.is_empty() || key_path == "." {
+        String::new()
+    } else {
+        format!("{key_path}: ")
+    };
+    match error.span() {
+        Some(span) => {
+            let (line, column, source_line) = line_column(text, span.start);
+            let caret = " ".repeat(column.saturating_sub(1)) + "^";
+            anyhow!("{line}:{column}: {key}{message}{hint}\n    | {source_line}\n    | {caret}")
+        }
+        None => anyhow!(" {key}{message}{hint}"),
+    }
+}
+
+/// 1-based line and column of a byte offset, and that line's text.
+fn line_column(text: &str, offset: usize) -> (usize, usize, &str) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |k| k + 1);
+    let column = text[line_start..offset].chars().count() + 1;
+    let line_text = text[line_start..].lines().next().unwrap_or("");
+    (line, column, line_text)
+}
+
+/// For a `key.path: ...` message, finds where the key's last segment is written, as
+/// `line:col: ` (best effort: the first line assigning that key name), else nothing.
+fn locate_key(text: &str, message: &str) -> String {
+    let path = message.split(':').next().unwrap_or("");
+    let key = path
+        .rsplit('.')
+        .next()
+        .unwrap_or("")
+        .split('[')
+        .next()
+        .unwrap_or("");
+    if key.is_empty() {
+        return String::new();
+    }
+    for (k, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix(key) {
+            if rest.trim_start().starts_with('=') {
+                return format!("{}:{}", k + 1, line.len() - trimmed.len() + 1);
+            }
+        }
+        if let Some(at) = line
+            .find(&format!("{key} ="))
+            .or_else(|| line.find(&format!("{key}=")))
+        {
+            let boundary = at == 0 || !line.as_bytes()[at - 1].is_ascii_alphanumeric();
+            if boundary {
+                return format!("{}:{}", k + 1, at + 1);
+            }
+        }
+    }
+    String::new()
+}
+
+/// Refuses NaN and infinities anywhere in the document; the error starts with the key path.
+fn check_finite(value: &toml::Value, path: &str) -> Result<()> {
+    match value {
+        toml::Value::Float(f) if !f.is_finite() => {
+            bail!("{path}: {f} is not a finite number")
+        }
+        toml::Value::Table(table) => {
+            for (key, item) in table {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                check_finite(item, &child)?;
+            }
+            Ok(())
+        }
+        toml::Value::Array(items) => {
+            for (k, item) in items.iter().enumerate() {
+                check_finite(item, &format!("{path}[{k}]"))?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// From serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant"), the
+/// closest expected name when it is close enough to be a typo.
+fn suggestion(message: &str) -> Option<String> {
+    if !message.starts_with("unknown field") && !message.starts_with("unknown variant") {
+        return None;
+    }
+    let quoted: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    let (unknown, candidates) = quoted.split_first()?;
+    candidates
+        .iter()
+        .map(|c| (edit_distance(unknown, c), *c))
+        .filter(|&(d, c)| d <= (c.len().max(unknown.len()) / 3).max(1))
+        .min()
+        .map(|(_, c)| c.to_string())
+}
+
+/// Edit distance counting insertions, deletions, substitutions and swaps of neighbours
+/// (optimal string alignment), so `xbpd` is one typo away from `xpbd`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// Applies `--set KEY=VALUE` overrides to the document and reads it again.
+///
+/// `KEY` is a dotted path (`simulation.substeps`); `object.NAME.…` and `collider.NAME.…`
+/// address an `[[object]]` / `[[collider]]` by its `name` (or by its 0-based index).
+/// `VALUE` is read as a TOML value (`40`, `1e-4`, `true`, `[0, -9.81, 0]`, `"text"`); a bare
+/// word that is not TOML is taken as a string (`--set simulation.solver=pbd`).
+fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
+    let mut document: toml::Table = toml::from_str(text)?;
+    for assignment in overrides {
+        apply_override(&mut document, assignment).with_context(|| format!("--set {assignment}"))?;
+    }
+    let root = toml::Value::Table(document);
+    check_finite(&root, "")?;
+    let file: SceneFile = serde_path_to_error::deserialize(root).map_err(|e| {
+        let suffix = suggestion(e.inner().message())
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        anyhow!("{}: {}{suffix}", e.path(), e.inner().message().trim_end())
+    })?;
+    Ok(file)
+}
+
+fn apply_override(document: &mut toml::Table, assignment: &str) -> Result<()> {
+    let (key, raw_value) = assignment
+        .split_once('=')
+        .context("expected KEY=VALUE, e.g. simulation.substeps=40")?;
+    let value = parse_value(raw_value.trim());
+    let segments: Vec<&str> = key.trim().split('.').collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        bail!("`{key}` is not a dotted key path");
+    }
+    let (mut table, rest): (&mut toml::Table, &[&str]) = match segments.as_slice() {
+        [array @ ("object" | "collider"), selector, rest @ ..] if !rest.is_empty() => {
+            let element = find_named(document, array, selector)?;
+            (element, rest)
+        }
+        _ => (document, segments.as_slice()),
+    };
+    let (last, parents) = rest.split_last().context("empty key")?;
+    for segment in parents {
+        let entry = table
+            .entry(segment.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        table = entry
+            .as_table_mut()
+            .with_context(|| format!("`{segment}` is not a table"))?;
+    }
+    table.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// The `[[array]]` element whose `name` is `selector` (or whose index it is).
+fn find_named<'a>(
+    document: &'a mut toml::Table,
+    array: &str,
+    selector: &str,
+) -> Result<&'a mut toml::Table> {
+    let elements = document
+        .get_mut(array)
+        .and_then(toml::Value::as_array_mut)
+        .with_context(|| format!("the scene has no [[{array}]]"))?;
+    let names: Vec<String> = elements
+        .iter()
+        .filter_map(|e| e.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        .collect();
+    let position = elements
+        .iter()
+        .position(|e| e.get("name").and_then(|n| n.as_str()) == Some(selector))
+        .or_else(|| {
+            selector
+                .parse::<usize>()
+                .ok()
+                .filter(|&k| k < elements.len())
+        })
+        .with_context(|| format!("no {array} named `{selector}` (have: {})", names.join(", ")))?;
+    elements[position]
+        .as_table_mut()
+        .with_context(|| format!("{array}[{position}] is not a table"))
+}
+
+fn parse_value(raw: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("value = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("value"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(text: &str) -> String {
+        format!("{:#}", parse(text).unwrap_err())
+    }
+
+    #[test]
+    fn unknown_key_names_line_column_and_suggests() {
+        let message = error_of("[simulation]\nfps = 24.0\nsubstep = 4\n");
+        assert!(message.starts_with("3:1: "), "{message}");
+        assert!(message.contains("unknown field `substep`"), "{message}");
+        assert!(message.contains("did you mean `substeps`?"), "{message}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_key_path() {
+        let message = error_of(
+            "[[object]]\nname = \"a\"\ngrid = { size = [1.0, 1.0], resolution = [4, \"x\"] }\n",
+        );
+        assert!(
+            message.contains("object[0].grid.resolution[1]"),
+            "{message}"
+        );
+        assert!(message.starts_with("3:"), "{message}");
+    }
+
+    #[test]
+    fn unknown_variant_suggests() {
+        let message = error_of("[simulation]\nsolver = \"xbpd\"\n");
+        assert!(message.contains("did you mean `xpbd`?"), "{message}");
+    }
+
+    #[test]
+    fn nan_and_inf_are_refused_with_the_key() {
+        let message = error_of("[simulation]\nfps = nan\n");
+        assert!(message.contains("simulation.fps"), "{message}");
+        assert!(message.contains("2:1"), "{message}");
+        let message = error_of("[simulation]\ngravity = [0.0, -inf, 0.0]\n");
+        assert!(message.contains("simulation.gravity[1]"), "{message}");
+    }
+
+    #[test]
+    fn syntax_error_has_a_position() {
+        let message = error_of("[simulation\nfps = 1\n");
+        assert!(message.starts_with("1:"), "{message}");
+    }
+
+    #[test]
+    fn overrides_address_objects_by_name_and_parse_values() {
+        let text = "[simulation]\nsubsteps = 4\n[[object]]\nname = \"cloth\"\nbending = { compliance = 1.0 }\n";
+        let file = apply_overrides(
+            text,
+            &[
+                "simulation.substeps=40".into(),
+                "object.cloth.bending.compliance=1e-4".into(),
+                "simulation.solver=pbd".into(),
+                "simulation.gravity=[0, 0, 0]".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(file.simulation.substeps, 40);
+        assert_eq!(file.objects[0].bending.as_ref().unwrap().compliance, 1e-4);
+        assert_eq!(file.simulation.gravity, [0.0; 3]);
+        let message = format!(
+            "{:#}",
+            apply_overrides(text, &["object.shirt.bending.compliance=1".into()]).unwrap_err()
+        );
+        assert!(message.contains("no object named `shirt`"), "{message}");
+        let message = format!(
+            "{:#}",
+            apply_overrides(text, &["simulation.substep=3".into()]).unwrap_err()
+        );
+        assert!(message.contains("did you mean `substeps`?"), "{message}");
+    }
+
+    #[test]
+    fn edit_distance_counts_single_edits() {
+        assert_eq!(edit_distance("substep", "substeps"), 1);
+        assert_eq!(edit_distance("xbpd", "xpbd"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+}

@@ -1,0 +1,7 @@
+//! The scene: TOML types ([`types`]), reading with located errors ([`load`]), value checks
+//! ([`validate`]) and building the simulation model ([`build`]).
+
+pub mod build;
+pub mod load;
+pub mod types;
+pub mod validate;

@@ -1,0 +1,326 @@
+//! The scene file's TOML schema (SPEC §2). Every key here is documented in
+//! `docs/scene-format.md`; unknown keys are refused (`deny_unknown_fields`). Defaults are the
+//! values a key takes when absent. Value checks (ranges, exclusive choices) live in
+//! [`super::validate`]; these types only describe shape.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    #[serde(default)]
+    pub simulation: Simulation,
+    #[serde(default)]
+    pub output: Output,
+    #[serde(default, rename = "object")]
+    pub objects: Vec<Object>,
+    #[serde(default, rename = "collider")]
+    pub colliders: Vec<Collider>,
+    #[serde(default)]
+    pub collision: Collision,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Simulation {
+    pub fps: f64,
+    pub frames: u64,
+    pub start_frame: u64,
+    pub substeps: u64,
+    pub iterations: u64,
+    pub gravity: [f64; 3],
+    pub solver: SolverKind,
+    pub threads: u64,
+    pub velocity_damping: f64,
+    /// Speed (m/s) above which a particle counts as diverged.
+    pub max_speed: f64,
+}
+
+impl Default for Simulation {
+    fn default() -> Self {
+        Simulation {
+            fps: 24.0,
+            frames: 120,
+            start_frame: 1,
+            substeps: 20,
+            iterations: 1,
+            gravity: [0.0, -9.81, 0.0],
+            solver: SolverKind::Xpbd,
+            threads: 0,
+            velocity_damping: 0.0,
+            max_speed: 1000.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SolverKind {
+    Xpbd,
+    Pbd,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Output {
+    pub dir: String,
+    pub formats: Vec<Format>,
+    pub name: String,
+    pub stats: String,
+    pub normals: bool,
+    pub up_axis: UpAxis,
+    pub velocities: bool,
+    pub checkpoint_every: u64,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            dir: "cache".into(),
+            formats: vec![Format::Obj],
+            name: "{object}.{frame:04}".into(),
+            stats: "stats.jsonl".into(),
+            normals: true,
+            up_axis: UpAxis::Y,
+            velocities: true,
+            checkpoint_every: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Obj,
+    Ply,
+}
+
+impl Format {
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Obj => "obj",
+            Format::Ply => "ply",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpAxis {
+    Y,
+    Z,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Object {
+    pub name: String,
+    // Geometry: exactly one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<Grid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rope: Option<Rope>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sphere: Option<Sphere>,
+    #[serde(default, rename = "box", skip_serializing_if = "Option::is_none")]
+    pub box_shape: Option<BoxShape>,
+    // Placement.
+    #[serde(default)]
+    pub scale: Scale,
+    #[serde(default)]
+    pub rotate: [f64; 3],
+    #[serde(default)]
+    pub translate: [f64; 3],
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    // Mass: exactly one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub density: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mass: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub particle_mass: Option<f64>,
+    // Pins.
+    #[serde(default)]
+    pub pin: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin_region: Option<Region>,
+    // Constraint kinds: a table switches a kind on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stretch: Option<Stretch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bending: Option<Bending>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<Volume>,
+    #[serde(default = "yes")]
+    pub collide: bool,
+    #[serde(default)]
+    pub self_collision: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grid {
+    pub size: [f64; 2],
+    pub resolution: [u64; 2],
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rope {
+    pub start: [f64; 3],
+    pub end: [f64; 3],
+    pub segments: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sphere {
+    pub radius: f64,
+    #[serde(default = "default_subdivisions")]
+    pub subdivisions: u64,
+}
+
+fn default_subdivisions() -> u64 {
+    3
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxShape {
+    pub size: [f64; 3],
+    #[serde(default = "default_box_resolution")]
+    pub resolution: [u64; 3],
+}
+
+fn default_box_resolution() -> [u64; 3] {
+    [2, 2, 2]
+}
+
+/// `scale = 2.0` or `scale = [x, y, z]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged, expecting = "a number or an array [x, y, z] of numbers")]
+pub enum Scale {
+    Uniform(f64),
+    Axes([f64; 3]),
+}
+
+impl Default for Scale {
+    fn default() -> Self {
+        Scale::Uniform(1.0)
+    }
+}
+
+impl Scale {
+    pub fn axes(self) -> [f64; 3] {
+        match self {
+            Scale::Uniform(s) => [s; 3],
+            Scale::Axes(a) => a,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Region {
+    pub min: [f64; 3],
+    pub max: [f64; 3],
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Stretch {
+    pub compliance: f64,
+    pub damping: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bending {
+    pub compliance: f64,
+    pub damping: f64,
+    pub model: BendingModel,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BendingModel {
+    #[default]
+    Dihedral,
+    Isometric,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Volume {
+    pub compliance: f64,
+    pub damping: f64,
+    pub pressure: f64,
+}
+
+impl Default for Volume {
+    fn default() -> Self {
+        Volume {
+            compliance: 0.0,
+            damping: 0.0,
+            pressure: 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Collider {
+    pub name: String,
+    pub shape: ColliderShape,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<[f64; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normal: Option<[f64; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub center: Option<[f64; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radius: Option<f64>,
+    #[serde(default = "default_friction")]
+    pub friction: f64,
+    #[serde(default)]
+    pub restitution: f64,
+    #[serde(default)]
+    pub thickness: f64,
+}
+
+fn default_friction() -> f64 {
+    0.3
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColliderShape {
+    Plane,
+    Sphere,
+    Box,
+    Capsule,
+    Mesh,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Collision {
+    pub thickness: f64,
+    pub friction: f64,
+}
+
+impl Default for Collision {
+    fn default() -> Self {
+        Collision {
+            thickness: 0.005,
+            friction: default_friction(),
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Value checks on a parsed scene: ranges, exclusive choices, names, output templates.
+//! Every problem is reported (not only the first), each with its key path, so a scene can be
+//! fixed in one pass. Checks that need the geometry (pin indices, closed surfaces) run while
+//! building the model.
+
+use super::types::*;
+
+/// Problems that stop the run, and warnings that do not.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub errors: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    fn error(&mut self, key: impl AsRef<str>, message: impl AsRef<str>) {
+        self.errors
+            .push(format!("{}: {}", key.as_ref(), message.as_ref()));
+    }
+    fn warn(&mut self, key: impl AsRef<str>, message: impl AsRef<str>) {
+        self.warnings
+            .push(format!("{}: {}", key.as_ref(), message.as_ref()));
+    }
+}
+
+/// Largest `sphere.subdivisions` (10·4^8 + 2 ≈ 655k particles).
+pub const MAX_SUBDIVISIONS: u64 = 8;
+/// Largest frame count and substep/iteration counts: beyond these a typo is far likelier
+/// than a real shot.
+pub const MAX_FRAMES: u64 = 1_000_000;
+pub const MAX_SUBSTEPS: u64 = 10_000;
+
+pub fn validate(scene: &SceneFile) -> Report {
+    let mut report = Report::default();
+    simulation(&scene.simulation, &mut report);
+    output(&scene.output, scene.objects.len(), &mut report);
+    if scene.objects.is_empty() {
+        report.error("object", "the scene has no [[object]] to simulate");
+    }
+    for (k, object) in scene.objects.iter().enumerate() {
+        let key = format!("object[{k}]");
+        check_object(object, &key, &mut report);
+        if scene.objects[..k].iter().any(|o| o.name == object.name) {
+            report.error(
+                format!("{key}.name"),
+                format!("`{}` is used by an earlier object", object.name),
+            );
+        }
+    }
+    for (k, collider) in scene.colliders.iter().enumerate() {
+        let key = format!("collider[{k}]");
+        check_collider(collider, &key, &mut report);
+        if scene.colliders[..k].iter().any(|c| c.name == collider.name) {
+            report.error(
+                format!("{key}.name"),
+                format!("`{}` is used by an earlier collider", collider.name),
+            );
+        }
+    }
+    non_negative(
+        &mut report,
+        "collision.thickness",
+        scene.collision.thickness,
+    );
+    non_negative(&mut report, "collision.friction", scene.collision.friction);
+    report
+}
+
+fn positive(report: &mut Report, key: &str, value: f64) {
+    if value <= 0.0 {
+        report.error(key, format!("must be > 0, got {value}"));
+    }
+}
+
+fn non_negative(report: &mut Report, key: &str, value: f64) {
+    if value < 0.0 {
+        report.error(key, format!("must be >= 0, got {value}"));
+    }
+}
+
+fn in_range(report: &mut Report, key: &str, value: u64, min: u64, max: u64) {
+    if value < min || value > max {
+        report.error(key, format!("must be from {min} to {max}, got {value}"));
+    }
+}
+
+fn simulation(sim: &Simulation, report: &mut Report) {
+    positive(report, "simulation.fps", sim.fps);
+    in_range(report, "simulation.frames", sim.frames, 1, MAX_FRAMES);
+    in_range(report, "simulation.substeps", sim.substeps, 1, MAX_SUBSTEPS);
+    in_range(
+        report,
+        "simulation.iterations",
+        sim.iterations,
+        1,
+        MAX_SUBSTEPS,
+    );
+    in_range(report, "simulation.threads", sim.threads, 0, 1024);
+    in_range(
+        report,
+        "simulation.start_frame",
+        sim.start_frame,
+        0,
+        1_000_000_000,
+    );
+    non_negative(report, "simulation.velocity_damping", sim.velocity_damping);
+    positive(report, "simulation.max_speed", sim.max_speed);
+    if sim.solver == SolverKind::Pbd {
+        report.error(
+            "simulation.solver",
+            "\"pbd\" is not available in this version yet; use \"xpbd\"",
+        );
+    }
+}
+
+fn output(out: &Output, object_count: usize, report: &mut Report) {
+    for (k, format) in out.formats.iter().enumerate() {
+        if out.formats[..k].contains(format) {
+            report.error(
+                format!("output.formats[{k}]"),
+                format!("\"{}\" is listed twice", format.extension()),
+            );
+        }
+    }
+    if let Err(message) = crate::output::naming::check_template(&out.name, object_count) {
+        report.error("output.name", message);
+    }
+    if let Err(message) = crate::output::naming::check_file_name(&out.stats) {
+        report.error("output.stats", message);
+    }
+    if out.dir.is_empty() {
+        report.error("output.dir", "must not be empty");
+    }
+}
+
+fn check_object(object: &Object, key: &str, report: &mut Report) {
+    if object.name.is_empty()
+        || !object
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        report.error(
+            format!("{key}.name"),
+            format!("`{}` must be letters, digits, `_` or `-` only", object.name),
+        );
+    }
+    let geometry: Vec<&str> = [
+        ("mesh", object.mesh.is_some()),
+        ("grid", object.grid.is_some()),
+        ("rope", object.rope.is_some()),
+        ("sphere", object.sphere.is_some()),
+        ("box", object.box_shape.is_some()),
+    ]
+    .iter()
+    .filter(|(_, set)| *set)
+    .map(|(name, _)| *name)
+    .collect();
+    match geometry.len() {
+        0 => report.error(
+            key,
+            "needs a geometry: one of `mesh`, `grid`, `rope`, `sphere`, `box`",
+        ),
+        1 => {}
+        _ => report.error(
+            key,
+            format!(
+                "has {} geometries; give exactly one",
+                geometry.join(" and ")
+            ),
+        ),
+    }
+    if let Some(grid) = &object.grid {
+        for axis in 0..2 {
+            positive(report, &format!("{key}.grid.size[{axis}]"), grid.size[axis]);
+            in_range(
+                report,
+                &format!("{key}.grid.resolution[{axis}]"),
+                grid.resolution[axis],
+                2,
+                u32::MAX as u64,
+            );
+        }
+    }
+    if let Some(rope) = &object.rope {
+        in_range(
+            report,
+            &format!("{key}.rope.segments"),
+            rope.segments,
+            1,
+            u32::MAX as u64 - 1,
+        );
+        if rope.start == rope.end {
+            report.error(
+                format!("{key}.rope"),
+                "`start` and `end` are the same point",
+            );
+        }
+    }
+    if let Some(sphere) = &object.sphere {
+        positive(report, &format!("{key}.sphere.radius"), sphere.radius);
+        in_range(
+            report,
+            &format!("{key}.sphere.subdivisions"),
+            sphere.subdivisions,
+            0,
+            MAX_SUBDIVISIONS,
+        );
+    }
+    if let Some(shape) = &object.box_shape {
+        for axis in 0..3 {
+            positive(report, &format!("{key}.box.size[{axis}]"), shape.size[axis]);
+            in_range(
+                report,
+                &format!("{key}.box.resolution[{axis}]"),
+                shape.resolution[axis],
+                2,
+                u32::MAX as u64,
+            );
+        }
+    }
+    for (axis, s) in object.scale.axes().iter().enumerate() {
+        if *s <= 0.0 {
+            report.error(
+                format!("{key}.scale"),
+                format!("must be > 0 on every axis, got {s} on axis {axis}"),
+            );
+        }
+    }
+    let masses: Vec<(&str, f64)> = [
+        ("density", object.density),
+        ("mass", object.mass),
+        ("particle_mass", object.particle_mass),
+    ]
+    .iter()
+    .filter_map(|(name, value)| value.map(|v| (*name, v)))
+    .collect();
+    match masses.as_slice() {
+        [] => report.error(
+            key,
+            "needs a mass: one of `density`, `mass`, `particle_mass`",
+        ),
+        [(name, value)] => positive(report, &format!("{key}.{name}"), *value),
+        _ => report.error(
+            key,
+            "has more than one of `density`, `mass`, `particle_mass`; give exactly one",
+        ),
+    }
+    if let Some(region) = &object.pin_region {
+        if (0..3).any(|a| region.min[a] > region.max[a]) {
+            report.error(
+                format!("{key}.pin_region"),
+                "`min` must be <= `max` on every axis",
+            );
+        }
+    }
+    let kind = |report: &mut Report, name: &str, compliance: f64, damping: f64| {
+        non_negative(report, &format!("{key}.{name}.compliance"), compliance);
+        non_negative(report, &format!("{key}.{name}.damping"), damping);
+        if compliance == 0.0 && damping > 0.0 {
+            report.warn(
+                format!("{key}.{name}.damping"),
+                "has no effect: damping acts only on a constraint with compliance > 0",
+            );
+        }
+    };
+    if let Some(stretch) = &object.stretch {
+        kind(report, "stretch", stretch.compliance, stretch.damping);
+    }
+    if let Some(bending) = &object.bending {
+        kind(report, "bending", bending.compliance, bending.damping);
+        if bending.model == BendingModel::Isometric {
+            report.error(
+                format!("{key}.bending.model"),
+                "\"isometric\" is not available in this version yet; use \"dihedral\"",
+            );
+        }
+    }
+    if let Some(volume) = &object.volume {
+        kind(report, "volume", volume.compliance, volume.damping);
+        positive(report, &format!("{key}.volume.pressure"), volume.pressure);
+    }
+    if object.self_collision {
+        report.error(
+            format!("{key}.self_collision"),
+            "self collision is not available in this version yet",
+        );
+    }
+}
+
+fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
+    if collider.name.is_empty() {
+        report.error(format!("{key}.name"), "must not be empty");
+    }
+    let misplaced = |report: &mut Report, present: &[(&str, bool)]| {
+        for (name, is_set) in present {
+            if *is_set {
+                report.error(
+                    format!("{key}.{name}"),
+                    format!("does not apply to a {:?} collider", collider.shape).to_lowercase(),
+                );
+            }
+        }
+    };
+    match collider.shape {
+        ColliderShape::Plane => {
+            misplaced(report, &[("center", collider.center.is_some()), ("radius", collider.radius.is_some())]);
+            let normal = collider.normal.unwrap_or([0.0, 1.0, 0.0]);
+            if glam::DVec3::from_array(normal).length() < 1e-12 {
+                report.error(format!("{key}.normal"), "must not be the zero vector");
+            }
+        }
+        ColliderShape::Sphere => {
+            misplaced(report, &[("point", collider.point.is_some()), ("normal", collider.normal.is_some())]);
+            match collider.radius {
+                Some(r) => positive(report, &format!("{key}.radius"), r),
+                None => report.error(key, "a sphere collider needs `radius`"),
+            }
+        }
+        other => report.error(
+            format!("{key}.shape"),
+            format!("{other:?} colliders are not available in this version yet; use \"plane\" or \"sphere\"")
+                .to_lowercase(),
+        ),
+    }
+    non_negative(report, &format!("{key}.friction"), collider.friction);
+    non_negative(report, &format!("{key}.thickness"), collider.thickness);
+    if !(0.0..=1.0).contains(&collider.restitution) {
+        report.error(
+            format!("{key}.restitution"),
+            format!("must be from 0 to 1, got {}", collider.restitution),
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! The XPBD small-steps solver: colouring, the substep and per-frame diagnostics.
+
+pub mod colouring;
