@@ -1,1 +1,24 @@
-fn main() {}
+//! `xpbd-sim`: parses the command line, runs the command and maps its result to an exit code
+//! (0 ok, 1 failed after start, 2 bad input). Nothing else lives here.
+
+mod app;
+mod cli;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // A panic is a bug, never the user's fault: say so in one line, without a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal error in xpbd-sim (please report it): {info}");
+    }));
+    let cli = cli::Cli::parse();
+    match std::panic::catch_unwind(|| app::dispatch(cli.command)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(failure)) => {
+            eprintln!("error: {:#}", failure.error());
+            ExitCode::from(failure.exit_code())
+        }
+        Err(_) => ExitCode::from(1),
+    }
+}

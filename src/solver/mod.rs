@@ -1,3 +1,6 @@
-//! The XPBD small-steps solver: colouring, the substep and per-frame diagnostics.
+//! The XPBD small-steps solver: colouring ([`colouring`]), the substep ([`step`]) and the
+//! per-frame figures ([`diagnostics`]).
 
 pub mod colouring;
+pub mod diagnostics;
+pub mod step;

@@ -1,0 +1,476 @@
+//! `run` and `check`: scene → model → frame loop → files, with progress reporting and the
+//! mapping of every failure to its exit code. Progress output lives here only.
+
+use crate::cli::{Command, RunArgs};
+use anyhow::{anyhow, Context};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+use xpbd_sim::model::{kind_counts, Model};
+use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
+use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, StatsLog};
+use xpbd_sim::scene::build::{build, human_bytes, Built};
+use xpbd_sim::scene::load::{load, LoadedScene};
+use xpbd_sim::scene::types::SceneFile;
+use xpbd_sim::scene::validate::validate;
+use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
+use xpbd_sim::solver::step::{Divergence, Solver};
+
+/// Why a command failed; decides the exit code (SPEC §1).
+pub enum Failure {
+    /// Bad command line or scene/mesh input: exit 2, nothing written.
+    Input(anyhow::Error),
+    /// Failed after it started (divergence, I/O): exit 1.
+    Run(anyhow::Error),
+}
+
+impl Failure {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Input(_) => 2,
+            Failure::Run(_) => 1,
+        }
+    }
+    pub fn error(&self) -> &anyhow::Error {
+        match self {
+            Failure::Input(e) | Failure::Run(e) => e,
+        }
+    }
+}
+
+pub fn dispatch(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Run(args) => run(&args),
+        Command::Check { scene } => check(&scene),
+    }
+}
+
+/// A scene read, validated and built into a model.
+struct Prepared {
+    scene: LoadedScene,
+    built: Built,
+    warnings: Vec<String>,
+}
+
+fn prepare(
+    path: &Path,
+    overrides: &[String],
+    adjust: impl FnOnce(&mut SceneFile),
+) -> Result<Prepared, Failure> {
+    let mut scene = load(path, overrides).map_err(Failure::Input)?;
+    adjust(&mut scene.file);
+    let report = validate(&scene.file);
+    if !report.errors.is_empty() {
+        let list: Vec<String> = report.errors.iter().map(|e| format!("  {e}")).collect();
+        return Err(Failure::Input(anyhow!(
+            "invalid scene {}:\n{}",
+            path.display(),
+            list.join("\n")
+        )));
+    }
+    let built = build(&scene)
+        .with_context(|| format!("invalid scene {}", path.display()))
+        .map_err(Failure::Input)?;
+    let mut warnings = report.warnings;
+    warnings.extend(built.warnings.iter().cloned());
+    Ok(Prepared {
+        scene,
+        built,
+        warnings,
+    })
+}
+
+fn check(path: &Path) -> Result<(), Failure> {
+    let Prepared {
+        scene,
+        built,
+        warnings,
+    } = prepare(path, &[], |_| {})?;
+    let model = &built.model;
+    println!("scene {} (sha256 {})", scene.path.display(), scene.sha256);
+    for object in &model.objects {
+        let topology = &object.topology;
+        println!(
+            "object {}: {} particles ({} pinned), {} faces / {} triangles, {} line segments{}",
+            object.name,
+            object.particles.len(),
+            object.pinned,
+            topology.face_count(),
+            object.triangles.len(),
+            topology.segments.len(),
+            if object.collide { "" } else { ", collide off" }
+        );
+    }
+    for (kind, count) in kind_counts(model) {
+        if count > 0 {
+            println!("constraints {kind}: {count}");
+        }
+    }
+    for collider in &model.colliders {
+        println!("collider {}: {:?}", collider.name, collider.shape);
+    }
+    println!(
+        "constraint colours: stretch {}, bending {}",
+        model.stretch.colours.len(),
+        model.bending.colours.len()
+    );
+    println!(
+        "memory estimate: {} for the solver state",
+        human_bytes(model.memory_bytes() as u64)
+    );
+    if warnings.is_empty() {
+        println!("warnings: none");
+    } else {
+        println!("warnings:");
+        for warning in &warnings {
+            println!("  {warning}");
+        }
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct RunRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    version: &'static str,
+    scene: String,
+    scene_sha256: &'a str,
+    output_dir: String,
+    settings: &'a SceneFile,
+    threads: usize,
+    particles: usize,
+    constraints: std::collections::BTreeMap<&'static str, usize>,
+    start_time: String,
+}
+
+#[derive(Serialize)]
+struct FrameRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    frame: u64,
+    time: f64,
+    wall_ms: f64,
+    substeps: usize,
+    iterations: usize,
+    #[serde(flatten)]
+    diagnostics: &'a FrameDiagnostics,
+}
+
+#[derive(Serialize)]
+struct WallSeconds {
+    setup: f64,
+    simulation: f64,
+    writing: f64,
+    total: f64,
+}
+
+#[derive(Serialize)]
+struct SummaryRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    frames_written: u64,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    divergence: Option<DivergenceRecord>,
+    wall_seconds: WallSeconds,
+    particle_substeps_per_second: f64,
+    constraint_projections_per_second: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_memory_bytes: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct DivergenceRecord {
+    frame: u64,
+    substep: usize,
+    object: String,
+    vertex: usize,
+    reason: String,
+}
+
+/// Wall-clock accounting for the summary.
+struct Clock {
+    start: Instant,
+    setup: Duration,
+    simulation: Duration,
+    writing: Duration,
+}
+
+fn run(args: &RunArgs) -> Result<(), Failure> {
+    let start = Instant::now();
+    let prepared = prepare(&args.scene, &args.overrides, |file| {
+        if let Some(frames) = args.frames {
+            file.simulation.frames = frames;
+        }
+        if let Some(threads) = args.threads {
+            file.simulation.threads = threads;
+        }
+        if !args.formats.is_empty() {
+            file.output.formats = args.formats.clone();
+        }
+        if args.no_output {
+            file.output.formats.clear();
+        }
+    })?;
+    let Prepared {
+        scene,
+        built,
+        warnings,
+    } = prepared;
+    if !args.quiet {
+        for warning in &warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+    let file = &scene.file;
+    let out_dir = match &args.out {
+        Some(dir) => dir.clone(),
+        None => scene.base_dir.join(&file.output.dir),
+    };
+    let threads = match file.simulation.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n as usize,
+    };
+
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create output directory {}", out_dir.display()))
+        .map_err(Failure::Run)?;
+    let mut stats = StatsLog::create(&out_dir.join(&file.output.stats)).map_err(Failure::Run)?;
+    let model = built.model;
+    let run_record = RunRecord {
+        kind: "run",
+        version: env!("CARGO_PKG_VERSION"),
+        scene: scene.path.display().to_string(),
+        scene_sha256: &scene.sha256,
+        output_dir: out_dir.display().to_string(),
+        settings: file,
+        threads,
+        particles: model.particles.len(),
+        constraints: kind_counts(&model).into_iter().collect(),
+        start_time: rfc3339_utc(
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        ),
+    };
+    stats.write(&run_record).map_err(Failure::Run)?;
+
+    let mut writer = FrameWriter::new(FrameOptions {
+        dir: out_dir.clone(),
+        formats: file.output.formats.clone(),
+        name_template: file.output.name.clone(),
+        normals: file.output.normals,
+        velocities: file.output.velocities,
+        up_axis: file.output.up_axis,
+    });
+    let mut clock = Clock {
+        start,
+        setup: start.elapsed(),
+        simulation: Duration::ZERO,
+        writing: Duration::ZERO,
+    };
+    let frames = file.simulation.frames;
+    let start_frame = file.simulation.start_frame;
+    let mut solver = Solver::new(model);
+    let mut progress = Progress::new(frames, args.quiet);
+    let mut written = 0u64;
+    let outcome = (|| -> Result<(), Outcome> {
+        for index in 0..frames {
+            let frame = start_frame + index;
+            let frame_start = Instant::now();
+            if index > 0 {
+                solver
+                    .step_frame()
+                    .map_err(|d| Outcome::Diverged(frame, d))?;
+            }
+            let diagnostics = measure(&solver);
+            let simulated = Instant::now();
+            clock.simulation += simulated - frame_start;
+            writer
+                .write_frame(&solver.model, frame)
+                .map_err(Outcome::Io)?;
+            let record = FrameRecord {
+                kind: "frame",
+                frame,
+                time: index as f64 / file.simulation.fps,
+                wall_ms: frame_start.elapsed().as_secs_f64() * 1e3,
+                substeps: solver.model.params.substeps,
+                iterations: solver.model.params.iterations,
+                diagnostics: &diagnostics,
+            };
+            stats.write(&record).map_err(Outcome::Io)?;
+            clock.writing += simulated.elapsed();
+            written += 1;
+            progress.frame_done(written);
+        }
+        Ok(())
+    })();
+    progress.finish();
+
+    let simulated_frames = written.saturating_sub(1) as f64;
+    let summary = |status, message, divergence| SummaryRecord {
+        kind: "summary",
+        frames_written: written,
+        status,
+        message,
+        divergence,
+        wall_seconds: WallSeconds {
+            setup: clock.setup.as_secs_f64(),
+            simulation: clock.simulation.as_secs_f64(),
+            writing: clock.writing.as_secs_f64(),
+            total: clock.start.elapsed().as_secs_f64(),
+        },
+        particle_substeps_per_second: rate(
+            solver.model.particles.len() as f64
+                * solver.model.params.substeps as f64
+                * simulated_frames,
+            clock.simulation,
+        ),
+        constraint_projections_per_second: rate(
+            projections_per_substep(&solver.model) as f64
+                * solver.model.params.substeps as f64
+                * simulated_frames,
+            clock.simulation,
+        ),
+        peak_memory_bytes: peak_memory_bytes(),
+    };
+    match outcome {
+        Ok(()) => {
+            stats
+                .write(&summary("ok", None, None))
+                .map_err(Failure::Run)?;
+            if !args.quiet {
+                eprintln!(
+                    "wrote {written} frames of {} objects to {} in {:.2} s (simulation {:.2} s, writing {:.2} s)",
+                    solver.model.objects.len(),
+                    out_dir.display(),
+                    clock.start.elapsed().as_secs_f64(),
+                    clock.simulation.as_secs_f64(),
+                    clock.writing.as_secs_f64()
+                );
+            }
+            Ok(())
+        }
+        Err(Outcome::Diverged(frame, d)) => {
+            let message = format!(
+                "the simulation diverged at frame {frame}, substep {}: object `{}` vertex {}: {}; \
+                 frames {start_frame} to {} are complete in {}. Try more substeps, higher \
+                 compliance or a smaller time step",
+                d.substep,
+                d.object,
+                d.vertex,
+                d.reason,
+                frame - 1,
+                out_dir.display()
+            );
+            let record = DivergenceRecord {
+                frame,
+                substep: d.substep,
+                object: d.object,
+                vertex: d.vertex,
+                reason: d.reason,
+            };
+            let _ = stats.write(&summary("diverged", Some(message.clone()), Some(record)));
+            Err(Failure::Run(anyhow!(message)))
+        }
+        Err(Outcome::Io(error)) => {
+            let message = format!("{error:#} ({written} whole frames were written before it)");
+            let _ = stats.write(&summary("io_error", Some(message.clone()), None));
+            Err(Failure::Run(anyhow!(message)))
+        }
+    }
+}
+
+enum Outcome {
+    Diverged(u64, Divergence),
+    Io(anyhow::Error),
+}
+
+fn rate(count: f64, elapsed: Duration) -> f64 {
+    let seconds = elapsed.as_secs_f64();
+    if seconds > 0.0 {
+        count / seconds
+    } else {
+        0.0
+    }
+}
+
+/// Constraint projections in one substep: every constraint once per iteration.
+fn projections_per_substep(model: &Model) -> usize {
+    let constraints: usize = kind_counts(model).iter().map(|(_, n)| n).sum();
+    constraints * model.params.iterations
+}
+
+/// A progress bar on a terminal; on a pipe (CI, render farm) one plain line at most every few
+/// seconds and at the end; nothing with `--quiet`.
+struct Progress {
+    bar: Option<ProgressBar>,
+    plain: bool,
+    total: u64,
+    start: Instant,
+    last_line: Option<Instant>,
+}
+
+const PLAIN_INTERVAL: Duration = Duration::from_secs(2);
+
+impl Progress {
+    fn new(total: u64, quiet: bool) -> Self {
+        let terminal = std::io::stderr().is_terminal();
+        let bar = (!quiet && terminal).then(|| {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            plain: !quiet && !terminal,
+            total,
+            start: Instant::now(),
+            last_line: None,
+        }
+    }
+
+    fn frame_done(&mut self, done: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(done);
+        }
+        if !self.plain {
+            return;
+        }
+        let now = Instant::now();
+        let due = self.last_line.is_none_or(|t| now - t >= PLAIN_INTERVAL) || done == self.total;
+        if due {
+            let elapsed = self.start.elapsed().as_secs_f64();
+            let per_second = if elapsed > 0.0 {
+                done as f64 / elapsed
+            } else {
+                0.0
+            };
+            let eta = if per_second > 0.0 {
+                (self.total - done) as f64 / per_second
+            } else {
+                0.0
+            };
+            eprintln!(
+                "frame {done}/{} ({:.0}%), {per_second:.2} frames/s, ETA {eta:.0} s",
+                self.total,
+                100.0 * done as f64 / self.total as f64
+            );
+            self.last_line = Some(now);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

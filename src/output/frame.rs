@@ -1,0 +1,258 @@
+//! Frame files: one OBJ and/or PLY per object per frame (SPEC §3).
+//!
+//! Output vertex `k` is input vertex `k` and the topology is the same in every frame, so DCC
+//! tools read a sequence as one deforming mesh. Coordinates are written as 32-bit floats
+//! (shortest round-trip text in OBJ, IEEE little endian in PLY); the solver runs in f64.
+//! `up_axis = "z"` writes `(x, −z, y)`, the usual Y-up → Z-up conversion. Every file is written
+//! under a temporary name and renamed into place, so a file under its final name is whole.
+
+use super::naming;
+use crate::mesh::vertex_normals;
+use crate::model::{Model, ObjectLayout};
+use crate::scene::types::{Format, UpAxis};
+use anyhow::{Context, Result};
+use glam::DVec3;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What to write for every frame.
+#[derive(Debug, Clone)]
+pub struct FrameOptions {
+    pub dir: PathBuf,
+    pub formats: Vec<Format>,
+    pub name_template: String,
+    pub normals: bool,
+    pub velocities: bool,
+    pub up_axis: UpAxis,
+}
+
+/// Encodes and writes frame files, reusing its buffers from frame to frame.
+pub struct FrameWriter {
+    options: FrameOptions,
+    buffer: Vec<u8>,
+    normals: Vec<DVec3>,
+}
+
+/// Vertex data of one object in one frame, already converted to the output axes.
+struct VertexData<'a> {
+    positions: &'a [DVec3],
+    normals: Option<&'a [DVec3]>,
+    velocities: Option<&'a [DVec3]>,
+    uvs: Option<&'a [[f64; 2]]>,
+    up_axis: UpAxis,
+}
+
+impl VertexData<'_> {
+    fn axes(&self, v: DVec3) -> [f32; 3] {
+        match self.up_axis {
+            UpAxis::Y => [v.x as f32, v.y as f32, v.z as f32],
+            UpAxis::Z => [v.x as f32, -v.z as f32, v.y as f32],
+        }
+    }
+}
+
+impl FrameWriter {
+    pub fn new(options: FrameOptions) -> Self {
+        FrameWriter {
+            options,
+            buffer: Vec::new(),
+            normals: Vec::new(),
+        }
+    }
+
+    pub fn options(&self) -> &FrameOptions {
+        &self.options
+    }
+
+    /// Writes every object of `model` as frame number `frame`; returns the bytes written.
+    pub fn write_frame(&mut self, model: &Model, frame: u64) -> Result<u64> {
+        let mut bytes = 0;
+        for object in &model.objects {
+            let range = object.particles.clone();
+            let positions = &model.particles.x[range.clone()];
+            let with_normals = self.options.normals && !object.triangles.is_empty();
+            if with_normals {
+                vertex_normals(positions, &object.triangles, &mut self.normals);
+            }
+            let data = VertexData {
+                positions,
+                normals: with_normals.then_some(self.normals.as_slice()),
+                velocities: self.options.velocities.then(|| &model.particles.v[range]),
+                uvs: object.topology.uvs.as_deref(),
+                up_axis: self.options.up_axis,
+            };
+            let stem = naming::render(&self.options.name_template, &object.name, frame);
+            for &format in &self.options.formats {
+                self.buffer.clear();
+                match format {
+                    Format::Obj => encode_obj(&mut self.buffer, object, &data),
+                    Format::Ply => encode_ply(&mut self.buffer, object, &data),
+                }
+                let path = self
+                    .options
+                    .dir
+                    .join(format!("{stem}.{}", format.extension()));
+                write_atomically(&path, &self.buffer)?;
+                bytes += self.buffer.len() as u64;
+            }
+        }
+        Ok(bytes)
+    }
+}
+
+/// Writes `contents` to `path` through a temporary file in the same directory and a rename.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("frame");
+    let temporary = path.with_file_name(format!(".{file_name}.tmp"));
+    let result = std::fs::File::create(&temporary)
+        .and_then(|mut file| {
+            file.write_all(contents)?;
+            file.flush()
+        })
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result.with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn push_f32(out: &mut Vec<u8>, value: f32, ryu: &mut ryu::Buffer) {
+    out.push(b' ');
+    out.extend_from_slice(ryu.format_finite(value).as_bytes());
+}
+
+fn push_index(out: &mut Vec<u8>, index: u32, itoa: &mut itoa::Buffer) {
+    out.extend_from_slice(itoa.format(index + 1).as_bytes());
+}
+
+/// OBJ: `o`, `v`, `vt` and `vn` one per vertex, `f i/i/i` polygons, `l a b` segments.
+fn encode_obj(out: &mut Vec<u8>, object: &ObjectLayout, data: &VertexData) {
+    let mut ryu = ryu::Buffer::new();
+    let mut itoa = itoa::Buffer::new();
+    out.extend_from_slice(b"# xpbd-sim ");
+    out.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
+    out.extend_from_slice(b"\no ");
+    out.extend_from_slice(object.name.as_bytes());
+    out.push(b'\n');
+    for &p in data.positions {
+        out.push(b'v');
+        for c in data.axes(p) {
+            push_f32(out, c, &mut ryu);
+        }
+        out.push(b'\n');
+    }
+    if let Some(uvs) = data.uvs {
+        for uv in uvs {
+            out.extend_from_slice(b"vt");
+            push_f32(out, uv[0] as f32, &mut ryu);
+            push_f32(out, uv[1] as f32, &mut ryu);
+            out.push(b'\n');
+        }
+    }
+    if let Some(normals) = data.normals {
+        for &n in normals {
+            out.extend_from_slice(b"vn");
+            for c in data.axes(n) {
+                push_f32(out, c, &mut ryu);
+            }
+            out.push(b'\n');
+        }
+    }
+    for face in object.topology.faces() {
+        out.push(b'f');
+        for &k in face {
+            out.push(b' ');
+            push_index(out, k, &mut itoa);
+            match (data.uvs.is_some(), data.normals.is_some()) {
+                (true, true) => {
+                    out.push(b'/');
+                    push_index(out, k, &mut itoa);
+                    out.push(b'/');
+                    push_index(out, k, &mut itoa);
+                }
+                (true, false) => {
+                    out.push(b'/');
+                    push_index(out, k, &mut itoa);
+                }
+                (false, true) => {
+                    out.extend_from_slice(b"//");
+                    push_index(out, k, &mut itoa);
+                }
+                (false, false) => {}
+            }
+        }
+        out.push(b'\n');
+    }
+    for &[a, b] in &object.topology.segments {
+        out.extend_from_slice(b"l ");
+        push_index(out, a, &mut itoa);
+        out.push(b' ');
+        push_index(out, b, &mut itoa);
+        out.push(b'\n');
+    }
+}
+
+/// PLY `binary_little_endian 1.0`: `vertex` (`x y z`, `nx ny nz`, `vx vy vz`, `s t`),
+/// `face` (`list uchar int vertex_indices`), `edge` (`int vertex1 vertex2`).
+fn encode_ply(out: &mut Vec<u8>, object: &ObjectLayout, data: &VertexData) {
+    let topology = &object.topology;
+    let mut header = format!(
+        "ply\nformat binary_little_endian 1.0\ncomment xpbd-sim {} object {}\nelement vertex {}\n\
+         property float x\nproperty float y\nproperty float z\n",
+        env!("CARGO_PKG_VERSION"),
+        object.name,
+        data.positions.len()
+    );
+    if data.normals.is_some() {
+        header.push_str("property float nx\nproperty float ny\nproperty float nz\n");
+    }
+    if data.velocities.is_some() {
+        header.push_str("property float vx\nproperty float vy\nproperty float vz\n");
+    }
+    if data.uvs.is_some() {
+        header.push_str("property float s\nproperty float t\n");
+    }
+    if topology.face_count() > 0 {
+        header.push_str(&format!(
+            "element face {}\nproperty list uchar int vertex_indices\n",
+            topology.face_count()
+        ));
+    }
+    if !topology.segments.is_empty() {
+        header.push_str(&format!(
+            "element edge {}\nproperty int vertex1\nproperty int vertex2\n",
+            topology.segments.len()
+        ));
+    }
+    header.push_str("end_header\n");
+    out.extend_from_slice(header.as_bytes());
+    let push3 = |out: &mut Vec<u8>, v: [f32; 3]| {
+        for c in v {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+    };
+    for k in 0..data.positions.len() {
+        push3(out, data.axes(data.positions[k]));
+        if let Some(normals) = data.normals {
+            push3(out, data.axes(normals[k]));
+        }
+        if let Some(velocities) = data.velocities {
+            push3(out, data.axes(velocities[k]));
+        }
+        if let Some(uvs) = data.uvs {
+            out.extend_from_slice(&(uvs[k][0] as f32).to_le_bytes());
+            out.extend_from_slice(&(uvs[k][1] as f32).to_le_bytes());
+        }
+    }
+    for face in topology.faces() {
+        // Faces have at most MAX_POLYGON_VERTICES (255) corners: enforced on import.
+        out.push(face.len() as u8);
+        for &k in face {
+            out.extend_from_slice(&(k as i32).to_le_bytes());
+        }
+    }
+    for &[a, b] in &topology.segments {
+        out.extend_from_slice(&(a as i32).to_le_bytes());
+        out.extend_from_slice(&(b as i32).to_le_bytes());
+    }
+}
