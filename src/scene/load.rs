@@ -66,7 +66,8 @@ pub fn parse(text: &str) -> Result<SceneFile> {
 
 /// `line:col: key.path: message [did you mean ...]` plus the offending line with a caret.
 fn located(text: &str, error: &toml::de::Error, key_path: &str) -> anyhow::Error {
-    let message = error.message().trim_end();
+    let message = plain_words(error.message().trim_end());
+    let message = message.as_str();
     let hint = suggestion(message)
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();
@@ -83,6 +84,14 @@ fn located(text: &str, error: &toml::de::Error, key_path: &str) -> anyhow::Error
         }
         None => anyhow!(" {key}{message}{hint}"),
     }
+}
+
+/// Serde names Rust types; say what they mean to someone writing a scene.
+fn plain_words(message: &str) -> String {
+    message
+        .replace("expected u64", "expected a whole number >= 0")
+        .replace("expected f64", "expected a number")
+        .replace("expected a boolean", "expected true or false")
 }
 
 /// 1-based line and column of a byte offset, and that line's text.
@@ -134,7 +143,12 @@ fn locate_key(text: &str, message: &str) -> String {
 fn check_finite(value: &toml::Value, path: &str) -> Result<()> {
     match value {
         toml::Value::Float(f) if !f.is_finite() => {
-            bail!("{path}: {f} is not a finite number")
+            let written = match f {
+                f if f.is_nan() => "nan",
+                f if *f > 0.0 => "inf",
+                _ => "-inf",
+            };
+            bail!("{path}: {written} is not a finite number")
         }
         toml::Value::Table(table) => {
             for (key, item) in table {
@@ -213,7 +227,11 @@ fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
         let suffix = suggestion(e.inner().message())
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
-        anyhow!("{}: {}{suffix}", e.path(), e.inner().message().trim_end())
+        anyhow!(
+            "{}: {}{suffix}",
+            e.path(),
+            plain_words(e.inner().message().trim_end())
+        )
     })?;
     Ok(file)
 }

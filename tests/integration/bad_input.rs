@@ -1,0 +1,99 @@
+//! The bad-input corpus (`tests/bad_inputs/*.toml`): every file states on its first line,
+//! `# expect: TEXT`, what the error message must contain. Each must exit with code 2, name the
+//! file, never panic, and write nothing. Plus command-line mistakes.
+
+use crate::common::*;
+use std::path::Path;
+use std::process::Command;
+
+fn corpus() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_inputs");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/bad_inputs")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn assert_refused(output: &std::process::Output, expect: &str, what: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{what}: exit code; stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains(expect),
+        "{what}: expected `{expect}` in: {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{what}: {stderr}"
+    );
+}
+
+#[test]
+fn every_bad_input_is_refused_with_its_message_and_writes_nothing() {
+    let files = corpus();
+    assert!(files.len() >= 40, "corpus has {} files", files.len());
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let expect = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# expect: "))
+            .unwrap_or_else(|| panic!("{} lacks its `# expect:` line", file.display()));
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let ws = Workspace::new();
+        let out = ws.path("out");
+        let run = Command::new(BIN)
+            .arg("run")
+            .arg(&file)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_refused(&run, expect, &name);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            stderr.contains(&name),
+            "{name}: the message must name the file: {stderr}"
+        );
+        assert!(!out.exists(), "{name}: wrote {}", out.display());
+        let check = Command::new(BIN).arg("check").arg(&file).output().unwrap();
+        assert_refused(&check, expect, &format!("check {name}"));
+    }
+}
+
+#[test]
+fn command_line_mistakes_exit_2() {
+    let ws = Workspace::new();
+    let good = "[[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [3, 3] }\ndensity = 0.1\n";
+    for (args, expect) in [
+        (vec!["--format", "fbx"], "fbx"),
+        (vec!["--frames", "0"], "simulation.frames"),
+        (vec!["--frames", "many"], "many"),
+        (
+            vec!["--set", "simulation.substep=4"],
+            "did you mean `substeps`?",
+        ),
+        (
+            vec!["--set", "object.shirt.bending.compliance=1"],
+            "no object named `shirt`",
+        ),
+        (vec!["--set", "simulation.fps"], "KEY=VALUE"),
+        (vec!["--set", "simulation.fps=nan"], "not a finite number"),
+        (vec!["--bogus"], "--bogus"),
+    ] {
+        let output = ws.run(good, &args);
+        assert_refused(&output, expect, &format!("{args:?}"));
+        assert!(!ws.out().exists());
+    }
+    let missing = Command::new(BIN)
+        .args(["run", "no/such/scene.toml"])
+        .output()
+        .unwrap();
+    assert_refused(&missing, "no/such/scene.toml", "missing scene");
+}

@@ -1,0 +1,71 @@
+//! SPEC §4: the same scene writes byte-identical files on every run and for any `--threads`.
+
+use crate::common::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Every file of a cache except the stats log (which holds wall-clock timings), by name.
+fn cache_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "stats.jsonl")
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().to_string(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Stats frame records without their timings.
+fn stats_without_timings(dir: &Path) -> Vec<serde_json::Value> {
+    frame_records(dir)
+        .into_iter()
+        .map(|mut r| {
+            r.as_object_mut().unwrap().remove("wall_ms");
+            r
+        })
+        .collect()
+}
+
+/// Pins, bending, volume, stretch and both collider kinds with friction and restitution.
+const SCENE: &str = "[simulation]\nfps = 24.0\nframes = 12\nsubsteps = 10\n\
+    [output]\nformats = [\"obj\", \"ply\"]\n\
+    [[object]]\nname = \"cloth\"\ngrid = { size = [1.0, 1.0], resolution = [12, 12] }\n\
+    translate = [0.0, 1.0, 0.0]\ndensity = 0.2\npin = [0]\nstretch = { compliance = 1e-5, damping = 0.1 }\n\
+    bending = { compliance = 10.0 }\n\
+    [[object]]\nname = \"balloon\"\nsphere = { radius = 0.2, subdivisions = 2 }\ntranslate = [0.0, 0.4, 0.0]\n\
+    density = 0.1\nstretch = {}\nvolume = { pressure = 1.2 }\n\
+    [[collider]]\nname = \"ball\"\nshape = \"sphere\"\ncenter = [0.2, 0.6, 0.0]\nradius = 0.2\nfriction = 0.4\n\
+    [[collider]]\nname = \"ground\"\nshape = \"plane\"\nrestitution = 0.5\n";
+
+#[test]
+fn identical_bytes_for_every_run_and_thread_count() {
+    let reference = Workspace::new();
+    reference.run_ok(SCENE, &["--threads", "1"]);
+    let expected = cache_files(&reference.out());
+    assert_eq!(expected.len(), 12 * 2 * 2);
+    let expected_stats = stats_without_timings(&reference.out());
+    for threads in ["1", "2", "3", "8", "16"] {
+        let ws = Workspace::new();
+        ws.run_ok(SCENE, &["--threads", threads]);
+        let files = cache_files(&ws.out());
+        assert_eq!(
+            files.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>()
+        );
+        for (name, bytes) in &files {
+            assert!(
+                bytes == &expected[name],
+                "{name} differs with --threads {threads}"
+            );
+        }
+        assert_eq!(
+            stats_without_timings(&ws.out()),
+            expected_stats,
+            "--threads {threads}"
+        );
+    }
+}

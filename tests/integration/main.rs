@@ -1,0 +1,9 @@
+//! Integration tests: they drive the real `xpbd-sim` binary through the SPEC's contract and
+//! check the physics against answers known in advance. One test binary (faster to build).
+
+mod bad_input;
+mod common;
+mod determinism;
+mod output_files;
+mod physics;
+mod scenes;

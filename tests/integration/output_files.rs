@@ -1,0 +1,234 @@
+//! Output files per SPEC §3: OBJ and PLY structure, stable topology, UVs and normals one per
+//! vertex, velocities, up axis, naming, the stats log records, and `--no-output`.
+
+use crate::common::*;
+use xpbd_sim::mesh::ply::read_ply;
+
+const CLOTH: &str = "[simulation]\nfps = 24.0\nframes = 3\nsubsteps = 4\n\
+    [[object]]\nname = \"cloth\"\ngrid = { size = [1.0, 2.0], resolution = [3, 4] }\n\
+    translate = [0.0, 1.0, 0.0]\ndensity = 0.2\npin = [0]\nstretch = {}\n";
+
+#[test]
+fn obj_has_one_uv_and_normal_per_vertex_and_stable_faces() {
+    let ws = Workspace::new();
+    ws.run_ok(CLOTH, &[]);
+    let first = std::fs::read_to_string(ws.out().join("cloth.0001.obj")).unwrap();
+    let last = std::fs::read_to_string(ws.out().join("cloth.0003.obj")).unwrap();
+    let count = |text: &str, prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
+    assert!(first.contains("\no cloth\n"));
+    assert_eq!(count(&first, "v "), 12);
+    assert_eq!(count(&first, "vt "), 12);
+    assert_eq!(count(&first, "vn "), 12);
+    assert_eq!(count(&first, "f "), 2 * 2 * 3);
+    // Grid numbering and split from SPEC §2: first quad (a, c, b) = (1, 5, 2) 1-based.
+    assert!(
+        first.contains("\nf 1/1/1 5/5/5 2/2/2\nf 1/1/1 4/4/4 5/5/5\n"),
+        "{first}"
+    );
+    let faces = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("f "))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(faces(&first), faces(&last));
+    assert!(!first.contains("NaN") && !first.contains("inf"));
+    // The pinned vertex stays, the others fell.
+    let p0 = obj_positions(&ws.out().join("cloth.0001.obj"));
+    let p2 = obj_positions(&ws.out().join("cloth.0003.obj"));
+    assert_eq!(p0[0], p2[0]);
+    assert!(p2[11][1] < p0[11][1] - 0.01);
+    // No temporary file is left behind.
+    for entry in std::fs::read_dir(ws.out()).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        assert!(!name.starts_with('.'), "left {name}");
+    }
+}
+
+#[test]
+fn ply_reads_back_with_the_same_positions_uvs_and_faces() {
+    let ws = Workspace::new();
+    ws.run_ok(CLOTH, &["--format", "ply", "--format", "obj"]);
+    let ply_path = ws.out().join("cloth.0003.ply");
+    let bytes = std::fs::read(&ply_path).unwrap();
+    let header_end = bytes
+        .windows(11)
+        .position(|w| w == b"end_header\n")
+        .unwrap();
+    let header = String::from_utf8_lossy(&bytes[..header_end]);
+    let properties: Vec<&str> = header
+        .lines()
+        .filter_map(|l| l.strip_prefix("property float "))
+        .collect();
+    assert_eq!(
+        properties,
+        ["x", "y", "z", "nx", "ny", "nz", "vx", "vy", "vz", "s", "t"]
+    );
+    assert!(header.contains("format binary_little_endian 1.0"));
+    assert!(header.contains("element face 12\nproperty list uchar int vertex_indices"));
+    let mesh = read_ply(&ply_path).unwrap();
+    let obj = obj_positions(&ws.out().join("cloth.0003.obj"));
+    // Both hold the same f32 values: OBJ as shortest round-trip text, PLY as raw floats.
+    for (p, o) in mesh.positions.iter().zip(&obj) {
+        assert_eq!([p.x as f32, p.y as f32, p.z as f32], o.map(|c| c as f32));
+    }
+    assert_eq!(mesh.face(0), &[0, 4, 1]);
+    assert_eq!(mesh.uvs.unwrap()[11], [1.0, 1.0]);
+}
+
+#[test]
+fn ropes_are_line_segments_in_obj_and_edges_in_ply() {
+    let ws = Workspace::new();
+    let scene = "[simulation]\nframes = 2\n[[object]]\nname = \"rope\"\n\
+                 rope = { start = [0.0, 1.0, 0.0], end = [1.0, 1.0, 0.0], segments = 3 }\n\
+                 density = 0.1\npin = [0]\nstretch = {}\n";
+    ws.run_ok(scene, &["--format", "obj", "--format", "ply"]);
+    let obj = std::fs::read_to_string(ws.out().join("rope.0002.obj")).unwrap();
+    let lines: Vec<&str> = obj.lines().filter(|l| l.starts_with("l ")).collect();
+    assert_eq!(lines, ["l 1 2", "l 2 3", "l 3 4"]);
+    assert!(!obj.contains("\nf ") && !obj.contains("\nvn "));
+    let mesh = read_ply(&ws.out().join("rope.0002.ply")).unwrap();
+    assert_eq!(mesh.segments, vec![[0, 1], [1, 2], [2, 3]]);
+}
+
+#[test]
+fn polygons_and_vertex_order_survive_a_mesh_round_trip() {
+    let ws = Workspace::new();
+    ws.write(
+        "quads.obj",
+        "v 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nv 2 0 0\nv 2 0 1\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n\
+         vt 0.5 0\nvt 0.5 1\nf 1/1 2/2 3/3 4/4\nf 2/2 5/5 6/6 3/3\n",
+    );
+    let scene = "[simulation]\nframes = 2\n[[object]]\nname = \"q\"\nmesh = \"quads.obj\"\n\
+                 density = 1.0\npin = [0, 3]\nstretch = {}\n";
+    ws.run_ok(scene, &[]);
+    let obj = std::fs::read_to_string(ws.out().join("q.0002.obj")).unwrap();
+    let faces: Vec<&str> = obj.lines().filter(|l| l.starts_with("f ")).collect();
+    assert_eq!(
+        faces,
+        ["f 1/1/1 2/2/2 3/3/3 4/4/4", "f 2/2/2 5/5/5 6/6/6 3/3/3"]
+    );
+    assert!(obj.contains("\nvt 0.5 1.0\n"), "{obj}");
+}
+
+#[test]
+fn z_up_swaps_axes_and_velocities_follow_free_fall() {
+    let scene = "[simulation]\nfps = 10.0\nframes = 3\nsubsteps = 5\n\
+                 [[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\n\
+                 translate = [0.0, 2.0, 0.3]\ndensity = 1.0\n";
+    let y_up = Workspace::new();
+    y_up.run_ok(scene, &["--format", "ply"]);
+    let z_up = Workspace::new();
+    z_up.run_ok(scene, &["--format", "ply", "--set", "output.up_axis=z"]);
+    let a = read_ply(&y_up.out().join("c.0003.ply")).unwrap();
+    let b = read_ply(&z_up.out().join("c.0003.ply")).unwrap();
+    for (p, q) in a.positions.iter().zip(&b.positions) {
+        assert_eq!((q.x, q.y, q.z), (p.x, -p.z, p.y));
+    }
+    // Velocity after 10 substeps of h = 0.02 s: v = −g · 10 h (symplectic Euler), in vy.
+    let bytes = std::fs::read(y_up.out().join("c.0003.ply")).unwrap();
+    let body = bytes
+        .windows(11)
+        .position(|w| w == b"end_header\n")
+        .unwrap()
+        + 11;
+    let float =
+        |k: usize| f32::from_le_bytes(bytes[body + 4 * k..body + 4 * k + 4].try_into().unwrap());
+    // Vertex 0: x y z nx ny nz vx vy vz s t.
+    assert!(
+        (float(7) as f64 + 9.81 * 10.0 * 0.02).abs() < 1e-5,
+        "vy = {}",
+        float(7)
+    );
+}
+
+#[test]
+fn names_follow_start_frame_and_template() {
+    let ws = Workspace::new();
+    let scene = format!(
+        "[simulation]\nstart_frame = 0\n[output]\nname = \"shot_{{object}}_{{frame:03}}\"\n{}",
+        &CLOTH[CLOTH.find("[[object]]").unwrap()..]
+    );
+    ws.run_ok(&scene, &["--frames", "2"]);
+    assert!(ws.out().join("shot_cloth_000.obj").exists());
+    assert!(ws.out().join("shot_cloth_001.obj").exists());
+    assert!(!ws.out().join("shot_cloth_002.obj").exists());
+    let frames = frame_records(&ws.out());
+    assert_eq!(frames[1]["frame"], 1);
+    assert!((frames[1]["time"].as_f64().unwrap() - 1.0 / 24.0).abs() < 1e-15);
+}
+
+#[test]
+fn no_output_writes_only_the_stats_log_with_every_record() {
+    let ws = Workspace::new();
+    ws.run_ok(CLOTH, &["--no-output", "--set", "simulation.substeps=7"]);
+    let names: Vec<String> = std::fs::read_dir(ws.out())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(names, ["stats.jsonl"]);
+    let records = stats(&ws.out());
+    assert_eq!(records.len(), 1 + 3 + 1);
+    let run = &records[0];
+    assert_eq!(run["type"], "run");
+    assert_eq!(run["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(run["scene_sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(run["particles"], 12);
+    assert_eq!(run["constraints"]["stretch"], 2 * 4 + 3 * 3 + 2 * 3);
+    assert_eq!(run["settings"]["simulation"]["substeps"], 7);
+    for key in ["threads", "start_time", "scene"] {
+        assert!(!run[key].is_null(), "run.{key}");
+    }
+    for frame in &records[1..4] {
+        assert_eq!(frame["type"], "frame");
+        assert_eq!(frame["substeps"], 7);
+        for key in [
+            "frame",
+            "time",
+            "wall_ms",
+            "iterations",
+            "kinetic_energy",
+            "potential_energy",
+            "max_speed",
+            "max_edge_strain",
+            "contacts",
+            "max_penetration",
+        ] {
+            assert!(frame[key].is_number(), "frame.{key}");
+        }
+        assert!(frame["residuals"]["stretch"]["residual_max"].is_number());
+        assert!(frame["residuals"]["stretch"]["residual_rms"].is_number());
+    }
+    let summary = &records[4];
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["status"], "ok");
+    assert_eq!(summary["frames_written"], 3);
+    for key in ["setup", "simulation", "writing"] {
+        assert!(summary["wall_seconds"][key].is_number());
+    }
+    assert!(summary["particle_substeps_per_second"].as_f64().unwrap() > 0.0);
+    assert!(
+        summary["constraint_projections_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn potential_energy_turns_into_kinetic_energy_in_free_fall() {
+    // Without constraints or drag, KE + PE is conserved up to the symplectic-Euler offset
+    // of O(g² h t m): here well under 1 %.
+    let ws = Workspace::new();
+    let scene = "[simulation]\nfps = 24.0\nframes = 13\nsubsteps = 50\n\
+                 [[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [3, 3] }\ndensity = 1.0\n";
+    ws.run_ok(scene, &["--no-output"]);
+    let frames = frame_records(&ws.out());
+    let total = |f: &serde_json::Value| {
+        f["kinetic_energy"].as_f64().unwrap() + f["potential_energy"].as_f64().unwrap()
+    };
+    let start = total(&frames[0]);
+    let ke = frames.last().unwrap()["kinetic_energy"].as_f64().unwrap();
+    assert!(ke > 1.0);
+    assert!((total(frames.last().unwrap()) - start).abs() < 0.01 * ke);
+}

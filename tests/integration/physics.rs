@@ -1,0 +1,285 @@
+//! Physics against answers known in advance: the discrete free-fall solution, XPBD's
+//! equilibrium `C = α F` for any substep/iteration split, a bending hinge under a known
+//! torque, the pendulum period, Coulomb friction on an incline, momentum conservation and
+//! non-penetration of a sphere collider.
+
+use crate::common::*;
+use std::f64::consts::PI;
+
+const G: f64 = 9.81;
+
+/// One particle from a one-vertex OBJ beside the scene.
+fn point_scene(ws: &Workspace, position: [f64; 3], extra: &str) -> String {
+    ws.write(
+        "point.obj",
+        &format!("v {} {} {}\n", position[0], position[1], position[2]),
+    );
+    format!("[[object]]\nname = \"p\"\nmesh = \"point.obj\"\nparticle_mass = 1.0\n{extra}\n")
+}
+
+#[test]
+fn free_fall_matches_the_discrete_solution() {
+    // Symplectic Euler: after k substeps v = k g h and y = y0 − g h² k (k + 1) / 2.
+    let ws = Workspace::new();
+    let (fps, substeps, frames) = (10.0, 7usize, 11usize);
+    let object = point_scene(&ws, [0.0, 10.0, 0.0], "");
+    ws.run_ok(
+        &format!("[simulation]\nfps = {fps}\nsubsteps = {substeps}\nframes = {frames}\n{object}"),
+        &[],
+    );
+    let h = 1.0 / (fps * substeps as f64);
+    for (n, frame) in obj_sequence(&ws.out(), "p", frames).iter().enumerate() {
+        let k = (n * substeps) as f64;
+        let expected = 10.0 - G * h * h * k * (k + 1.0) / 2.0;
+        assert!(
+            (frame[0][1] - expected).abs() < 2e-6,
+            "frame {n}: y = {} expected {expected}",
+            frame[0][1]
+        );
+    }
+}
+
+/// A particle of mass `m` hanging from a pinned one by an edge of rest length 1 and compliance
+/// α; returns its final extension.
+fn hanging_extension(compliance: f64, mass: f64, substeps: u32, iterations: u32) -> f64 {
+    let ws = Workspace::new();
+    let scene = format!(
+        "[simulation]\nfps = 10.0\nframes = 41\nsubsteps = {substeps}\niterations = {iterations}\n\
+         velocity_damping = 5.0\n\
+         [[object]]\nname = \"r\"\nrope = {{ start = [0.0, 0.0, 0.0], end = [0.0, -1.0, 0.0], segments = 1 }}\n\
+         particle_mass = {mass}\npin = [0]\nstretch = {{ compliance = {compliance} }}\n"
+    );
+    ws.run_ok(&scene, &["--format", "obj"]);
+    let last = obj_positions(&ws.out().join("r.0041.obj"));
+    distance(last[0], last[1]) - 1.0
+}
+
+#[test]
+fn compliant_edge_settles_at_alpha_m_g_whatever_the_split() {
+    // XPBD's promise: equilibrium extension = α · tension, independent of the time step and
+    // the iteration count (Macklin et al. 2016, §4).
+    let (alpha, mass) = (1e-3, 1.5);
+    let expected = alpha * mass * G;
+    for (substeps, iterations) in [(1, 1), (4, 1), (40, 1), (1, 10), (5, 4)] {
+        let extension = hanging_extension(alpha, mass, substeps, iterations);
+        assert!(
+            (extension - expected).abs() < 1e-4 * expected + 2e-7,
+            "{substeps} substeps × {iterations} iterations: extension {extension}, expected {expected}"
+        );
+    }
+}
+
+/// Relative error of each segment's extension against α × (weight below) for a chain of three
+/// 0.5 kg masses under a pin.
+fn chain_errors(substeps: u32, iterations: u32) -> [f64; 3] {
+    let ws = Workspace::new();
+    let (alpha, mass) = (2e-3, 0.5);
+    let scene = format!(
+        "[simulation]\nfps = 10.0\nframes = 61\nsubsteps = {substeps}\niterations = {iterations}\n\
+         velocity_damping = 4.0\n\
+         [[object]]\nname = \"c\"\nrope = {{ start = [0.0, 0.0, 0.0], end = [0.0, -3.0, 0.0], segments = 3 }}\n\
+         particle_mass = {mass}\npin = [0]\nstretch = {{ compliance = {alpha} }}\n"
+    );
+    ws.run_ok(&scene, &["--format", "obj"]);
+    let p = obj_positions(&ws.out().join("c.0061.obj"));
+    std::array::from_fn(|segment| {
+        let expected = alpha * (3 - segment) as f64 * mass * G;
+        (distance(p[segment], p[segment + 1]) - 1.0 - expected) / expected
+    })
+}
+
+#[test]
+fn chain_segments_stretch_by_alpha_times_the_weight_below() {
+    // Converged (several iterations per substep): every segment at α T exactly.
+    for error in chain_errors(20, 4) {
+        assert!(error.abs() < 1e-4, "{error}");
+    }
+    // One Gauss-Seidel sweep per substep leaves an O(w h² / α) error in the steady state
+    // (only the constraint projected last is exact), so 4× the substeps must cut it ~16×.
+    let coarse = chain_errors(20, 1);
+    let fine = chain_errors(80, 1);
+    for k in 0..3 {
+        assert!(
+            coarse[k].abs() < 0.1 && fine[k].abs() < 0.01,
+            "{coarse:?} {fine:?}"
+        );
+        if coarse[k].abs() > 1e-3 {
+            let ratio = coarse[k] / fine[k];
+            assert!((10.0..25.0).contains(&ratio), "segment {k}: ratio {ratio}");
+        }
+    }
+}
+
+#[test]
+fn bending_hinge_settles_at_the_angle_its_compliance_implies() {
+    // Hinge along Z through the origin; wing A (e0, e1, o0) pinned flat in the XZ plane, the
+    // free tip o1 at distance L = 1 from the axis. Under gravity it droops by φ with
+    // φ = α · τ(φ), τ = m g L cos φ the torque about the hinge.
+    let ws = Workspace::new();
+    ws.write(
+        "hinge.obj",
+        "v 0 0 0\nv 0 0 1\nv -1 0 0.5\nv 1 0 0.5\nf 1 2 3\nf 2 1 4\n",
+    );
+    let (alpha, mass) = (0.5, 0.1);
+    let scene = format!(
+        "[simulation]\nfps = 10.0\nframes = 51\nsubsteps = 40\nvelocity_damping = 3.0\n\
+         [[object]]\nname = \"h\"\nmesh = \"hinge.obj\"\nparticle_mass = {mass}\npin = [0, 1, 2]\n\
+         stretch = {{ compliance = 0.0 }}\nbending = {{ compliance = {alpha} }}\n"
+    );
+    ws.run_ok(&scene, &[]);
+    let tip = obj_positions(&ws.out().join("h.0051.obj"))[3];
+    let measured = f64::atan2(-tip[1], tip[0]);
+    let mut expected = 0.0;
+    for _ in 0..100 {
+        expected = alpha * mass * G * f64::cos(expected);
+    }
+    assert!(
+        (measured - expected).abs() < 2e-3,
+        "droop {measured} rad, expected {expected} rad"
+    );
+    // Sanity: the answer is a real droop, far from both flat and hanging straight down.
+    assert!(expected > 0.3 && expected < 0.6);
+}
+
+#[test]
+fn pendulum_keeps_its_period() {
+    // Small-amplitude pendulum, L = 1 m, θ0 = 5°: T = 2π √(L/g) (1 + θ0²/16).
+    let ws = Workspace::new();
+    let theta0 = 5f64.to_radians();
+    let (fps, frames) = (200.0, 1201);
+    let scene = format!(
+        "[simulation]\nfps = {fps}\nframes = {frames}\nsubsteps = 10\n\
+         [[object]]\nname = \"p\"\nrope = {{ start = [0.0, 0.0, 0.0], end = [{}, {}, 0.0], segments = 1 }}\n\
+         particle_mass = 1.0\npin = [0]\nstretch = {{ compliance = 0.0 }}\n",
+        theta0.sin(),
+        -theta0.cos()
+    );
+    ws.run_ok(&scene, &["--format", "ply", "--format", "obj"]);
+    let xs: Vec<f64> = obj_sequence(&ws.out(), "p", frames)
+        .iter()
+        .map(|f| f[1][0])
+        .collect();
+    // Downward zero crossings of x, linearly interpolated between frames.
+    let crossings: Vec<f64> = xs
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[0] > 0.0 && w[1] <= 0.0)
+        .map(|(k, w)| (k as f64 + w[0] / (w[0] - w[1])) / fps)
+        .collect();
+    assert!(crossings.len() >= 2, "{crossings:?}");
+    let measured = (crossings[crossings.len() - 1] - crossings[0]) / (crossings.len() - 1) as f64;
+    let expected = 2.0 * PI * (1.0 / G).sqrt() * (1.0 + theta0 * theta0 / 16.0);
+    assert!(
+        (measured - expected).abs() < 2e-3 * expected,
+        "period {measured} s, expected {expected} s"
+    );
+}
+
+/// A particle released at rest on a plane inclined by `degrees` with friction `mu`;
+/// returns how far it moved along the slope after `seconds`.
+fn slide_distance(degrees: f64, mu: f64, seconds: f64) -> f64 {
+    let ws = Workspace::new();
+    let theta = degrees.to_radians();
+    let normal = [theta.sin(), theta.cos(), 0.0];
+    let radius = 0.01;
+    let start = [normal[0] * radius, normal[1] * radius, 0.0];
+    let fps = 20.0;
+    let frames = (seconds * fps) as usize + 1;
+    let object = point_scene(&ws, start, "");
+    let scene = format!(
+        "[simulation]\nfps = {fps}\nframes = {frames}\nsubsteps = 20\n\
+         [collision]\nthickness = {radius}\n\
+         [[collider]]\nname = \"slope\"\nshape = \"plane\"\npoint = [0.0, 0.0, 0.0]\n\
+         normal = [{}, {}, 0.0]\nfriction = {mu}\n{object}",
+        normal[0], normal[1]
+    );
+    ws.run_ok(&scene, &[]);
+    let end = obj_positions(&ws.out().join(format!("p.{frames:04}.obj")))[0];
+    // Must stay on the surface.
+    let height = end[0] * normal[0] + end[1] * normal[1];
+    assert!((height - radius).abs() < 1e-5, "left the slope: {height}");
+    distance(start, end)
+}
+
+#[test]
+fn incline_holds_when_tan_theta_is_below_mu() {
+    let moved = slide_distance(20.0, 0.5, 2.0); // tan 20° = 0.36 < 0.5
+    assert!(moved < 1e-5, "slid {moved} m");
+}
+
+#[test]
+fn incline_slides_with_coulomb_acceleration() {
+    let (degrees, mu, seconds): (f64, f64, f64) = (30.0, 0.3, 2.0);
+    let theta = degrees.to_radians();
+    let acceleration = G * (theta.sin() - mu * theta.cos());
+    let expected = 0.5 * acceleration * seconds * seconds;
+    let moved = slide_distance(degrees, mu, seconds);
+    // Symplectic Euler adds a·h·t/2 (0.05 % here); 0.5 % still tells μ apart by far.
+    assert!(
+        (moved - expected).abs() < 5e-3 * expected,
+        "slid {moved} m, expected {expected} m"
+    );
+    // And friction mattered: frictionless would go much further.
+    assert!(moved < 0.8 * 0.5 * G * theta.sin() * seconds * seconds);
+}
+
+#[test]
+fn momentum_is_conserved_with_gravity_off() {
+    // An over-pressured, compliant balloon thrown sideways: internal forces redistribute
+    // motion violently, but Σ m v must stay the initial momentum.
+    let ws = Workspace::new();
+    let scene = "[simulation]\nfps = 24.0\nframes = 25\nsubsteps = 10\ngravity = [0.0, 0.0, 0.0]\n\
+                 [[object]]\nname = \"b\"\nsphere = { radius = 0.5, subdivisions = 2 }\n\
+                 scale = [1.0, 0.6, 1.3]\nvelocity = [1.0, 2.0, -0.5]\ndensity = 1.0\n\
+                 stretch = { compliance = 1e-3, damping = 0.5 }\nbending = { compliance = 1.0 }\n\
+                 volume = { compliance = 1e-4, pressure = 1.6 }\n";
+    ws.run_ok(scene, &["--no-output"]);
+    let frames = frame_records(&ws.out());
+    let initial: Vec<f64> = (0..3)
+        .map(|k| frames[0]["momentum"][k].as_f64().unwrap())
+        .collect();
+    let scale = initial.iter().map(|c| c.abs()).fold(0.0, f64::max);
+    assert!(scale > 0.1);
+    for frame in &frames {
+        for k in 0..3 {
+            let now = frame["momentum"][k].as_f64().unwrap();
+            assert!(
+                (now - initial[k]).abs() < 1e-9 * scale,
+                "frame {}: momentum[{k}] {now} vs {}",
+                frame["frame"],
+                initial[k]
+            );
+        }
+    }
+    // The motion was not trivial: the shape changed a lot.
+    let strain = frames.last().unwrap()["max_edge_strain"].as_f64().unwrap();
+    assert!(strain > 0.05, "strain {strain}");
+}
+
+#[test]
+fn cloth_never_ends_inside_a_sphere_collider() {
+    let ws = Workspace::new();
+    let (radius, thickness) = (0.3, 0.004);
+    let scene = format!(
+        "[simulation]\nfps = 24.0\nframes = 30\nsubsteps = 20\n[collision]\nthickness = {thickness}\n\
+         [[object]]\nname = \"cloth\"\ngrid = {{ size = [1.0, 1.0], resolution = [24, 24] }}\n\
+         translate = [0.05, 0.5, -0.03]\ndensity = 0.1\nstretch = {{}}\nbending = {{ compliance = 10.0 }}\n\
+         [[collider]]\nname = \"ball\"\nshape = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = {radius}\nfriction = 0.2\n"
+    );
+    ws.run_ok(&scene, &[]);
+    let mut touching = 0;
+    for (f, frame) in obj_sequence(&ws.out(), "cloth", 30).iter().enumerate() {
+        for (k, &p) in frame.iter().enumerate() {
+            let d = distance(p, [0.0; 3]);
+            assert!(d > radius + thickness - 1e-5, "frame {f} vertex {k}: {d}");
+            touching += usize::from(d < radius + thickness + 1e-3);
+        }
+    }
+    assert!(touching > 50, "the cloth never reached the ball");
+    let frames = frame_records(&ws.out());
+    let worst = frames
+        .iter()
+        .map(|f| f["max_penetration"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(worst < 1e-9, "max_penetration {worst}");
+}

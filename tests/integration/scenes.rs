@@ -1,0 +1,59 @@
+//! Every example scene under `scenes/` runs to the end and stays physically sane.
+
+use crate::common::*;
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn every_example_scene_runs_and_checks() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let mut scenes: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    scenes.sort();
+    assert!(scenes.len() >= 4);
+    for scene in scenes {
+        let name = scene.file_name().unwrap().to_string_lossy().to_string();
+        let check = Command::new(BIN).arg("check").arg(&scene).output().unwrap();
+        assert!(
+            check.status.success(),
+            "check {name}: {}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let ws = Workspace::new();
+        let output = Command::new(BIN)
+            .arg("run")
+            .arg(&scene)
+            .arg("--out")
+            .arg(ws.out())
+            .arg("--quiet")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let records = stats(&ws.out());
+        let summary = records.last().unwrap();
+        assert_eq!(summary["status"], "ok", "{name}");
+        // XPBD projections, contacts and drag only remove mechanical energy: no frame may hold
+        // more kinetic + gravitational energy than the first (a gain means an unstable solve).
+        let energy = |f: &serde_json::Value| {
+            f["kinetic_energy"].as_f64().unwrap() + f["potential_energy"].as_f64().unwrap()
+        };
+        let initial = energy(&records[1]);
+        for frame in records.iter().filter(|r| r["type"] == "frame") {
+            assert!(
+                energy(frame) <= initial + 1e-9 * initial.abs(),
+                "{name} frame {}: energy {} > initial {initial}",
+                frame["frame"],
+                energy(frame)
+            );
+            let penetration = frame["max_penetration"].as_f64().unwrap();
+            assert!(penetration < 1e-6, "{name}: penetration {penetration}");
+        }
+    }
+}
