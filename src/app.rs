@@ -92,8 +92,26 @@ fn check(path: &Path) -> Result<(), Failure> {
     println!("scene {} (sha256 {})", scene.path.display(), scene.sha256);
     for object in &model.objects {
         let topology = &object.topology;
+        let owns = |first_particle: u32| object.particles.contains(&(first_particle as usize));
+        let stretch = model
+            .stretch
+            .items
+            .iter()
+            .filter(|c| owns(c.particles[0]))
+            .count();
+        let bending = model
+            .bending
+            .items
+            .iter()
+            .filter(|c| owns(c.particles[0]))
+            .count();
+        let volume = model
+            .volumes
+            .iter()
+            .filter(|v| v.particles == object.particles)
+            .count();
         println!(
-            "object {}: {} particles ({} pinned), {} faces / {} triangles, {} line segments{}",
+            "object {}: {} particles ({} pinned), {} faces ({} triangles), {} line segments{}",
             object.name,
             object.particles.len(),
             object.pinned,
@@ -102,17 +120,18 @@ fn check(path: &Path) -> Result<(), Failure> {
             topology.segments.len(),
             if object.collide { "" } else { ", collide off" }
         );
+        println!("  constraints: stretch {stretch}, bending {bending}, volume {volume}");
+    }
+    for collider in &model.colliders {
+        println!("collider {}: {collider}", collider.name);
     }
     for (kind, count) in kind_counts(model) {
         if count > 0 {
-            println!("constraints {kind}: {count}");
+            println!("total {kind}: {count}");
         }
     }
-    for collider in &model.colliders {
-        println!("collider {}: {:?}", collider.name, collider.shape);
-    }
     println!(
-        "constraint colours: stretch {}, bending {}",
+        "constraint colours: stretch {}, bending {} (volume constraints are solved one at a time)",
         model.stretch.colours.len(),
         model.bending.colours.len()
     );

@@ -49,6 +49,25 @@ impl Shape {
     }
 }
 
+impl std::fmt::Display for Collider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = |v: DVec3| format!("({}, {}, {})", v.x, v.y, v.z);
+        match self.shape {
+            Shape::Plane { point, normal } => {
+                write!(f, "plane through {} with normal {}", v(point), v(normal))?
+            }
+            Shape::Sphere { center, radius } => {
+                write!(f, "sphere at {} of radius {radius}", v(center))?
+            }
+        }
+        write!(
+            f,
+            ", friction {}, restitution {}, thickness {}",
+            self.friction, self.restitution, self.thickness
+        )
+    }
+}
+
 /// Projects particle position `p` out of a collider with margin `radius` and applies
 /// position-level Coulomb friction against the displacement since `x_prev`.
 /// Returns the contact normal when the contact was active.
