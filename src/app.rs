@@ -18,6 +18,15 @@ use xpbd_sim::scene::validate::validate;
 use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
 use xpbd_sim::solver::step::{Divergence, Solver};
 
+/// `eprintln!` that never panics: a closed stderr (`xpbd-sim run … 2>&1 | head -1`) must not
+/// stop or crash a run.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// Why a command failed; decides the exit code (SPEC §1).
 pub enum Failure {
     /// Bad command line or scene/mesh input: exit 2, nothing written.
@@ -88,8 +97,21 @@ fn check(path: &Path) -> Result<(), Failure> {
         built,
         warnings,
     } = prepare(path, &[], |_| {})?;
+    use std::fmt::Write as _;
+    // Written in one piece at the end, ignoring a closed pipe (`xpbd-sim check … | head`).
+    let mut out = String::new();
+    macro_rules! outln {
+        ($out:expr, $($arg:tt)*) => {{
+            let _ = writeln!($out, $($arg)*);
+        }};
+    }
     let model = &built.model;
-    println!("scene {} (sha256 {})", scene.path.display(), scene.sha256);
+    outln!(
+        out,
+        "scene {} (sha256 {})",
+        scene.path.display(),
+        scene.sha256
+    );
     for object in &model.objects {
         let topology = &object.topology;
         let owns = |first_particle: u32| object.particles.contains(&(first_particle as usize));
@@ -110,7 +132,8 @@ fn check(path: &Path) -> Result<(), Failure> {
             .iter()
             .filter(|v| v.particles == object.particles)
             .count();
-        println!(
+        outln!(
+            out,
             "object {}: {} particles ({} pinned), {} faces ({} triangles), {} line segments{}",
             object.name,
             object.particles.len(),
@@ -120,33 +143,40 @@ fn check(path: &Path) -> Result<(), Failure> {
             topology.segments.len(),
             if object.collide { "" } else { ", collide off" }
         );
-        println!("  constraints: stretch {stretch}, bending {bending}, volume {volume}");
+        outln!(
+            out,
+            "  constraints: stretch {stretch}, bending {bending}, volume {volume}"
+        );
     }
     for collider in &model.colliders {
-        println!("collider {}: {collider}", collider.name);
+        outln!(out, "collider {}: {collider}", collider.name);
     }
     for (kind, count) in kind_counts(model) {
         if count > 0 {
-            println!("total {kind}: {count}");
+            outln!(out, "total {kind}: {count}");
         }
     }
-    println!(
+    outln!(
+        out,
         "constraint colours: stretch {}, bending {} (volume constraints are solved one at a time)",
         model.stretch.colours.len(),
         model.bending.colours.len()
     );
-    println!(
+    outln!(
+        out,
         "memory estimate: {} for the solver state",
         human_bytes(model.memory_bytes() as u64)
     );
     if warnings.is_empty() {
-        println!("warnings: none");
+        outln!(out, "warnings: none");
     } else {
-        println!("warnings:");
+        outln!(out, "warnings:");
         for warning in &warnings {
-            println!("  {warning}");
+            outln!(out, "  {warning}");
         }
     }
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
     Ok(())
 }
 
@@ -161,8 +191,15 @@ struct RunRecord<'a> {
     settings: &'a SceneFile,
     threads: usize,
     particles: usize,
+    objects: Vec<ObjectCount>,
     constraints: std::collections::BTreeMap<&'static str, usize>,
     start_time: String,
+}
+
+#[derive(Serialize)]
+struct ObjectCount {
+    name: String,
+    particles: usize,
 }
 
 #[derive(Serialize)]
@@ -243,7 +280,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     } = prepared;
     if !args.quiet {
         for warning in &warnings {
-            eprintln!("warning: {warning}");
+            say!("warning: {warning}");
         }
     }
     let file = &scene.file;
@@ -270,6 +307,14 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         settings: file,
         threads,
         particles: model.particles.len(),
+        objects: model
+            .objects
+            .iter()
+            .map(|o| ObjectCount {
+                name: o.name.clone(),
+                particles: o.particles.len(),
+            })
+            .collect(),
         constraints: kind_counts(&model).into_iter().collect(),
         start_time: rfc3339_utc(
             SystemTime::now()
@@ -364,7 +409,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
                 .write(&summary("ok", None, None))
                 .map_err(Failure::Run)?;
             if !args.quiet {
-                eprintln!(
+                say!(
                     "wrote {written} frames of {} objects to {} in {:.2} s (simulation {:.2} s, writing {:.2} s)",
                     solver.model.objects.len(),
                     out_dir.display(),
@@ -478,7 +523,7 @@ impl Progress {
             } else {
                 0.0
             };
-            eprintln!(
+            say!(
                 "frame {done}/{} ({:.0}%), {per_second:.2} frames/s, ETA {eta:.0} s",
                 self.total,
                 100.0 * done as f64 / self.total as f64

@@ -5,18 +5,23 @@ mod app;
 mod cli;
 
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // A panic is a bug, never the user's fault: say so in one line, without a backtrace.
+    // Writes ignore errors: a closed stderr must not turn into a second panic.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("error: internal error in xpbd-sim (please report it): {info}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: internal error in xpbd-sim (please report it): {info}"
+        );
     }));
     let cli = cli::Cli::parse();
     match std::panic::catch_unwind(|| app::dispatch(cli.command)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(failure)) => {
-            eprintln!("error: {:#}", failure.error());
+            let _ = writeln!(std::io::stderr(), "error: {:#}", failure.error());
             ExitCode::from(failure.exit_code())
         }
         Err(_) => ExitCode::from(1),

@@ -193,6 +193,9 @@ fn read_edges(items: &[DefaultElement], mesh: &mut Mesh) -> Result<()> {
                 .get(name)
                 .and_then(scalar)
                 .with_context(|| format!("edge {k}: no `{name}`"))?;
+            if value.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&value) {
+                bail!("edge {k}: `{name}` = {value} is not a vertex index");
+            }
             to_index(value as i64).with_context(|| format!("edge {k}"))
         };
         mesh.segments.push([end("vertex1")?, end("vertex2")?]);

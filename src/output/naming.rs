@@ -38,6 +38,85 @@ pub fn check_template(template: &str, object_count: usize) -> Result<(), String>
     check_file_name(&render(template, "object", 0))
 }
 
+/// Longest file name most file systems accept, bytes.
+const MAX_FILE_NAME: usize = 255;
+/// What a frame file name adds to the rendered stem at most: `.` + stem + `.obj` + `.tmp`.
+const FRAME_NAME_EXTRA: usize = 1 + 4 + 4;
+/// Above this many (object, frame) pairs the uniqueness check is not run exhaustively.
+const MAX_NAMES_CHECKED: u64 = 2_000_000;
+
+/// Checks that the stats log's name is a plain file name that cannot be mistaken for a frame
+/// file or a temporary file.
+pub fn check_stats_name(stats: &str) -> Result<(), String> {
+    check_file_name(stats)?;
+    if stats.starts_with('.') || [".obj", ".ply", ".tmp"].iter().any(|e| stats.ends_with(e)) {
+        return Err(format!(
+            "`{stats}` must not start with `.` or end in .obj, .ply or .tmp (frame and temporary files do)"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that every frame file of every object gets its own plain name of acceptable length.
+pub fn check_names(
+    template: &str,
+    objects: &[&str],
+    first_frame: u64,
+    last_frame: u64,
+) -> Result<(), String> {
+    check_template(template, objects.len())?;
+    for object in objects {
+        let longest = render(template, object, last_frame).len() + FRAME_NAME_EXTRA;
+        if longest > MAX_FILE_NAME {
+            return Err(format!(
+                "`{template}` gives object `{object}` file names of {longest} bytes; at most {MAX_FILE_NAME} are allowed"
+            ));
+        }
+    }
+    if objects.len() < 2 || fixed_width_frames(template, last_frame) {
+        // One object, or frame numbers of fixed width: a name's length fixes the object
+        // name's length and so its position, so equal names mean equal object and frame.
+        return Ok(());
+    }
+    let pairs = objects.len() as u64 * (last_frame - first_frame + 1);
+    if pairs > MAX_NAMES_CHECKED {
+        return Err(format!(
+            "`{template}` with several objects needs a zero-padded frame wide enough for frame {last_frame}, e.g. {{frame:0{}}}",
+            last_frame.to_string().len()
+        ));
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for object in objects {
+        for frame in first_frame..=last_frame {
+            if let Some((other, other_frame)) =
+                seen.insert(render(template, object, frame), (*object, frame))
+            {
+                return Err(format!(
+                    "`{template}` gives object `{object}` frame {frame} and object `{other}` frame {other_frame} the same file name; separate {{object}} and {{frame}} or pad the frame ({{frame:04}})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether every `{frame…}` placeholder is zero-padded wide enough for `last_frame`.
+fn fixed_width_frames(template: &str, last_frame: u64) -> bool {
+    let digits = last_frame.to_string().len();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            return false;
+        };
+        let token = &rest[open + 1..open + close];
+        if token == "frame" || frame_width(token).is_some_and(|w| w < digits) {
+            return false;
+        }
+        rest = &rest[open + close + 1..];
+    }
+    true
+}
+
 /// A plain file name: not empty, not `.`/`..`, no path separator or NUL.
 pub fn check_file_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
@@ -99,5 +178,30 @@ mod tests {
         assert!(check_template("{object}.{frame:4}", 1).is_err());
         assert!(check_template("{object}.{frame:04", 1).is_err());
         assert!(check_file_name("..").is_err());
+    }
+
+    #[test]
+    fn names_of_different_objects_never_collide() {
+        // `a` frame 11 and `a1` frame 1 would both be `a11`.
+        let message = check_names("{object}{frame}", &["a", "a1"], 1, 12).unwrap_err();
+        assert!(message.contains("the same file name"), "{message}");
+        assert!(check_names("{object}{frame:04}", &["a", "a1"], 1, 12).is_ok());
+        assert!(check_names("{object}.{frame}", &["a", "a1"], 1, 120).is_ok());
+        // Padding too narrow for the last frame falls back to the exhaustive check.
+        assert!(check_names("{object}{frame:01}", &["a", "a1"], 1, 12).is_err());
+    }
+
+    #[test]
+    fn stats_log_cannot_pose_as_a_frame_or_temporary_file() {
+        for stats in ["c.0001.obj", "x.ply", ".c.0001.obj.tmp", ".hidden"] {
+            assert!(check_stats_name(stats).is_err(), "{stats}");
+        }
+    }
+
+    #[test]
+    fn overlong_names_are_refused() {
+        let long = "x".repeat(250);
+        let message = check_names("{object}.{frame:04}", &[&long], 1, 3).unwrap_err();
+        assert!(message.contains("bytes"), "{message}");
     }
 }

@@ -21,6 +21,10 @@ pub const MAX_PARTICLES: u64 = 200_000_000;
 /// (an upper estimate for a cloth: ~3 edges and ~3 hinges per particle), bytes.
 pub const BYTES_PER_PARTICLE: u64 = 1024;
 
+/// Range of a particle's mass, kg: outside it `1/m` or the energies leave f64's useful range.
+pub const MIN_PARTICLE_MASS: f64 = 1e-12;
+pub const MAX_PARTICLE_MASS: f64 = 1e12;
+
 /// The model and the warnings found while building it.
 pub struct Built {
     pub model: Model,
@@ -41,6 +45,17 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         let key = format!("object[{k}] ({})", object.name);
         let mut mesh = geometry(object, &scene.base_dir).with_context(|| key.clone())?;
         place(&mut mesh, object);
+        if let Some((k, p)) = mesh
+            .positions
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !p.is_finite() || p.abs().max_element() > obj::MAX_ABS_COORDINATE)
+        {
+            bail!(
+                "{key}: placement puts vertex {k} at {p}, beyond ±{:e} m (check `scale` and `translate`)",
+                obj::MAX_ABS_COORDINATE
+            );
+        }
         warnings.extend(mesh.warnings.drain(..).map(|w| format!("{key}: {w}")));
         let offset = particles.len();
         let n = mesh.positions.len();
@@ -48,6 +63,8 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             bail!("{key}: the geometry has no vertices");
         }
         let triangles = mesh.triangles();
+        // Degeneracy thresholds are relative to the object's size, so tiny objects work too.
+        let size = bounding_box_diagonal(&mesh.positions);
         let masses = lumped_masses(&mesh, &triangles, object, &key, &mut warnings)?;
         let pinned = pinned_particles(&mesh, object, &key, &mut warnings)?;
         let velocity = DVec3::from_array(object.velocity);
@@ -65,7 +82,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         let global = |i: u32| i + offset as u32;
         let degenerate = triangles
             .iter()
-            .filter(|t| triangle_area(&mesh.positions, t) < 1e-14)
+            .filter(|t| triangle_area(&mesh.positions, t) <= 1e-12 * size * size)
             .count();
         if degenerate > 0 {
             warnings.push(format!(
@@ -76,7 +93,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         if let Some(table) = &object.stretch {
             for [a, b] in mesh.unique_edges() {
                 let rest_length = mesh.positions[a as usize].distance(mesh.positions[b as usize]);
-                if rest_length < 1e-12 {
+                if rest_length <= 1e-12 * size {
                     continue;
                 }
                 stretch.push(DistanceConstraint {
@@ -111,15 +128,18 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             }
         }
         if let Some(table) = &object.volume {
+            if triangles.is_empty() {
+                bail!("{key}.volume: needs a closed surface of faces, and this geometry has none");
+            }
             let open = open_edges(&triangles);
-            if triangles.is_empty() || open > 0 {
+            if open > 0 {
                 bail!(
                     "{key}.volume: needs a closed surface, but {open} edges border only one face \
                      (use a closed mesh, `sphere` or `box`)"
                 );
             }
             let rest = enclosed_volume(&mesh.positions, &triangles);
-            if rest.abs() < 1e-15 {
+            if rest.abs() <= 1e-12 * size.powi(3) {
                 bail!("{key}.volume: the surface encloses no volume");
             }
             if rest < 0.0 {
@@ -285,6 +305,13 @@ fn place(mesh: &mut Mesh, object: &Object) {
     mesh.transform(|p| rotate * (p * scale) + translate);
 }
 
+/// Length of the diagonal of the axis-aligned box around `positions` (0 for one point).
+fn bounding_box_diagonal(positions: &[DVec3]) -> f64 {
+    let min = positions.iter().fold(DVec3::INFINITY, |m, &p| m.min(p));
+    let max = positions.iter().fold(DVec3::NEG_INFINITY, |m, &p| m.max(p));
+    (max - min).length()
+}
+
 fn triangle_area(positions: &[DVec3], &[a, b, c]: &[u32; 3]) -> f64 {
     let p = |k: u32| positions[k as usize];
     0.5 * (p(b) - p(a)).cross(p(c) - p(a)).length()
@@ -302,6 +329,7 @@ fn lumped_masses(
 ) -> Result<Vec<f64>> {
     let n = mesh.positions.len();
     if let Some(m) = object.particle_mass {
+        check_masses(&[m], key)?;
         return Ok(vec![m; n]);
     }
     let mut measure = vec![0.0; n];
@@ -332,10 +360,23 @@ fn lumped_masses(
             "{key}: {unused} vertices belong to no face or line; they get the mean particle mass"
         ));
     }
-    Ok(measure
+    let masses: Vec<f64> = measure
         .iter()
         .map(|&m| scale * if m > 0.0 { m } else { mean })
-        .collect())
+        .collect();
+    check_masses(&masses, key)?;
+    Ok(masses)
+}
+
+/// Refuses particle masses outside `MIN_PARTICLE_MASS..=MAX_PARTICLE_MASS`.
+fn check_masses(masses: &[f64], key: &str) -> Result<()> {
+    let range = MIN_PARTICLE_MASS..=MAX_PARTICLE_MASS;
+    if let Some((i, m)) = masses.iter().enumerate().find(|(_, m)| !range.contains(*m)) {
+        bail!(
+            "{key}: particle {i} would weigh {m:e} kg; particle masses must be from              {MIN_PARTICLE_MASS:e} to {MAX_PARTICLE_MASS:e} kg (check `density`, `mass`, `particle_mass` and `scale`)"
+        );
+    }
+    Ok(())
 }
 
 fn pinned_particles(
@@ -514,6 +555,16 @@ mod tests {
     }
 
     #[test]
+    fn tiny_closed_surfaces_still_get_a_volume() {
+        let built = build_text(
+            "[[object]]\nname = \"b\"\nsphere = { radius = 5e-6, subdivisions = 1 }\nparticle_mass = 1e-9\nvolume = {}\nstretch = {}\n",
+        )
+        .unwrap();
+        assert_eq!(built.model.volumes.len(), 1);
+        assert_eq!(built.model.stretch.len(), 120);
+    }
+
+    #[test]
     fn geometry_errors_name_the_object() {
         for (text, needle) in [
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1.0\nvolume = {}\n", "closed surface"),
@@ -521,6 +572,9 @@ mod tests {
             ("[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [1.0, 0.0, 0.0], segments = 2 }\ndensity = 1.0\nbending = {}\n", "needs triangles"),
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2000000, 2000000] }\ndensity = 1.0\n", "limit"),
             ("[[object]]\nname = \"m\"\nmesh = \"does/not/exist.obj\"\ndensity = 1.0\n", "cannot read"),
+            ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1e-320\n", "particle masses must be from"),
+            ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\nparticle_mass = 1e300\n", "particle masses must be from"),
+            ("[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [1.0, 0.0, 0.0], segments = 2 }\ndensity = 1.0\nvolume = {}\n", "has none"),
         ] {
             let message = format!("{:#}", build_text(text).err().expect(text));
             assert!(message.contains(needle), "{needle}: {message}");

@@ -22,8 +22,15 @@ pub struct LoadedScene {
 pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedScene> {
     let bytes =
         std::fs::read(path).with_context(|| format!("cannot read scene {}", path.display()))?;
-    let text = String::from_utf8(bytes.clone())
-        .map_err(|e| anyhow!("{}: not UTF-8 text ({e})", path.display()))?;
+    let text = String::from_utf8(bytes.clone()).map_err(|e| {
+        let valid = &bytes[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = valid.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+        anyhow!(
+            "{}:{line}:{column}: not UTF-8 text (TOML files are UTF-8)",
+            path.display()
+        )
+    })?;
     let mut file = parse(&text).map_err(|e| anyhow!("{}:{e}", path.display()))?;
     if !overrides.is_empty() {
         file = apply_overrides(&text, overrides)
@@ -52,38 +59,47 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Parses scene text. Errors start with `line:col: ` (the caller puts the file in front).
 pub fn parse(text: &str) -> Result<SceneFile> {
-    let deserializer = toml::Deserializer::parse(text).map_err(|e| located(text, &e, ""))?;
+    let document = toml::de::DeTable::parse(text).map_err(|e| located(text, &e, ""))?;
+    if let Some((key, span, written)) = first_non_finite(document.get_ref(), "") {
+        return Err(at_span(
+            text,
+            span.start,
+            &key,
+            &format!("{written} is not a finite number"),
+        ));
+    }
+    let deserializer = toml::Deserializer::from(document);
     let file: SceneFile = serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
         located(text, e.inner(), &path)
     })?;
-    // The typed read accepted the shape; now refuse nan/inf anywhere.
-    let table: toml::Table = toml::from_str(text).map_err(|e| located(text, &e, ""))?;
-    check_finite(&toml::Value::Table(table), "")
-        .map_err(|e| anyhow!("{}: {e}", locate_key(text, &e.to_string())))?;
     Ok(file)
 }
 
 /// `line:col: key.path: message [did you mean ...]` plus the offending line with a caret.
 fn located(text: &str, error: &toml::de::Error, key_path: &str) -> anyhow::Error {
     let message = plain_words(error.message().trim_end());
-    let message = message.as_str();
-    let hint = suggestion(message)
+    let hint = suggestion(&message)
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();
+    let message = format!("{message}{hint}");
+    match error.span() {
+        Some(span) => at_span(text, span.start, key_path, &message),
+        None if key_path.is_empty() || key_path == "." => anyhow!(" {message}"),
+        None => anyhow!(" {key_path}: {message}"),
+    }
+}
+
+/// An error at byte `offset` of `text`: `line:col: key: message`, then the line and a caret.
+fn at_span(text: &str, offset: usize, key_path: &str, message: &str) -> anyhow::Error {
     let key = if key_path.is_empty() || key_path == "." {
         String::new()
     } else {
         format!("{key_path}: ")
     };
-    match error.span() {
-        Some(span) => {
-            let (line, column, source_line) = line_column(text, span.start);
-            let caret = " ".repeat(column.saturating_sub(1)) + "^";
-            anyhow!("{line}:{column}: {key}{message}{hint}\n    | {source_line}\n    | {caret}")
-        }
-        None => anyhow!(" {key}{message}{hint}"),
-    }
+    let (line, column, source_line) = line_column(text, offset);
+    let caret = " ".repeat(column.saturating_sub(1)) + "^";
+    anyhow!("{line}:{column}: {key}{message}\n    | {source_line}\n    | {caret}")
 }
 
 /// Serde names Rust types; say what they mean to someone writing a scene.
@@ -94,9 +110,12 @@ fn plain_words(message: &str) -> String {
         .replace("expected a boolean", "expected true or false")
 }
 
-/// 1-based line and column of a byte offset, and that line's text.
+/// 1-based line and column (in characters) of a byte offset, and that line's text.
 fn line_column(text: &str, offset: usize) -> (usize, usize, &str) {
-    let offset = offset.min(text.len());
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |k| k + 1);
@@ -105,38 +124,39 @@ fn line_column(text: &str, offset: usize) -> (usize, usize, &str) {
     (line, column, line_text)
 }
 
-/// For a `key.path: ...` message, finds where the key's last segment is written, as
-/// `line:col: ` (best effort: the first line assigning that key name), else nothing.
-fn locate_key(text: &str, message: &str) -> String {
-    let path = message.split(':').next().unwrap_or("");
-    let key = path
-        .rsplit('.')
-        .next()
-        .unwrap_or("")
-        .split('[')
-        .next()
-        .unwrap_or("");
-    if key.is_empty() {
-        return String::new();
-    }
-    for (k, line) in text.lines().enumerate() {
-        let trimmed = line.trim_start();
-        if let Some(rest) = trimmed.strip_prefix(key) {
-            if rest.trim_start().starts_with('=') {
-                return format!("{}:{}", k + 1, line.len() - trimmed.len() + 1);
-            }
+/// The first `nan`/`inf` in a parsed document: its key path, span and spelling.
+fn first_non_finite(
+    table: &toml::de::DeTable<'_>,
+    path: &str,
+) -> Option<(String, std::ops::Range<usize>, String)> {
+    table.iter().find_map(|(key, value)| {
+        let child = if path.is_empty() {
+            key.get_ref().to_string()
+        } else {
+            format!("{path}.{}", key.get_ref())
+        };
+        non_finite_value(value, child)
+    })
+}
+
+fn non_finite_value(
+    value: &toml::Spanned<toml::de::DeValue<'_>>,
+    path: String,
+) -> Option<(String, std::ops::Range<usize>, String)> {
+    use toml::de::DeValue;
+    match value.get_ref() {
+        DeValue::Float(f) => {
+            let written = f.as_str();
+            let finite = written.parse::<f64>().is_ok_and(f64::is_finite);
+            (!finite).then(|| (path, value.span(), written.to_string()))
         }
-        if let Some(at) = line
-            .find(&format!("{key} ="))
-            .or_else(|| line.find(&format!("{key}=")))
-        {
-            let boundary = at == 0 || !line.as_bytes()[at - 1].is_ascii_alphanumeric();
-            if boundary {
-                return format!("{}:{}", k + 1, at + 1);
-            }
-        }
+        DeValue::Table(table) => first_non_finite(table, &path),
+        DeValue::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(k, item)| non_finite_value(item, format!("{path}[{k}]"))),
+        _ => None,
     }
-    String::new()
 }
 
 /// Refuses NaN and infinities anywhere in the document; the error starts with the key path.
@@ -215,7 +235,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// `KEY` is a dotted path (`simulation.substeps`); `object.NAME.…` and `collider.NAME.…`
 /// address an `[[object]]` / `[[collider]]` by its `name` (or by its 0-based index).
 /// `VALUE` is read as a TOML value (`40`, `1e-4`, `true`, `[0, -9.81, 0]`, `"text"`); a bare
-/// word that is not TOML is taken as a string (`--set simulation.solver=pbd`).
+/// word (letters first, then letters, digits, `_`, `-`, `.`) is taken as a string
+/// (`--set simulation.solver=pbd`); anything else that is not TOML (`1e309`) is an error.
 fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
     let mut document: toml::Table = toml::from_str(text)?;
     for assignment in overrides {
@@ -240,7 +261,7 @@ fn apply_override(document: &mut toml::Table, assignment: &str) -> Result<()> {
     let (key, raw_value) = assignment
         .split_once('=')
         .context("expected KEY=VALUE, e.g. simulation.substeps=40")?;
-    let value = parse_value(raw_value.trim());
+    let value = parse_value(raw_value.trim())?;
     let segments: Vec<&str> = key.trim().split('.').collect();
     if segments.iter().any(|s| s.is_empty()) {
         bail!("`{key}` is not a dotted key path");
@@ -294,11 +315,24 @@ fn find_named<'a>(
         .with_context(|| format!("{array}[{position}] is not a table"))
 }
 
-fn parse_value(raw: &str) -> toml::Value {
-    toml::from_str::<toml::Table>(&format!("value = {raw}"))
+fn parse_value(raw: &str) -> Result<toml::Value> {
+    if let Some(value) = toml::from_str::<toml::Table>(&format!("value = {raw}"))
         .ok()
         .and_then(|mut t| t.remove("value"))
-        .unwrap_or_else(|| toml::Value::String(raw.to_string()))
+    {
+        return Ok(value);
+    }
+    let bare_word = raw.starts_with(|c: char| c.is_ascii_alphabetic())
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if bare_word {
+        Ok(toml::Value::String(raw.to_string()))
+    } else {
+        bail!(
+            "`{raw}` is not a TOML value (numbers must fit a 64-bit float; quote text as \"...\")"
+        )
+    }
 }
 
 #[cfg(test)]
@@ -339,9 +373,44 @@ mod tests {
     fn nan_and_inf_are_refused_with_the_key() {
         let message = error_of("[simulation]\nfps = nan\n");
         assert!(message.contains("simulation.fps"), "{message}");
-        assert!(message.contains("2:1"), "{message}");
+        assert!(message.starts_with("2:7: "), "{message}");
         let message = error_of("[simulation]\ngravity = [0.0, -inf, 0.0]\n");
         assert!(message.contains("simulation.gravity[1]"), "{message}");
+    }
+
+    #[test]
+    fn nan_is_located_in_the_right_table_even_when_the_key_repeats() {
+        let text =
+            "[[object]]\nname = \"a\"\ndensity = 1.0\n[[object]]\nname = \"b\"\ndensity = nan\n";
+        let message = error_of(text);
+        assert!(
+            message.starts_with("6:11: object[1].density: nan"),
+            "{message}"
+        );
+        let message = error_of("[simulation]\nvelocity_damping = 0.0\ngravity = [0.0, inf, 0.0]\n");
+        assert!(
+            message.starts_with("3:17: simulation.gravity[1]: inf"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        let message = error_of("[[object]]\nname = \"é\" ; x = 1\n");
+        assert!(message.starts_with("2:"), "{message}");
+        // `=` is byte 3 but the third character.
+        assert_eq!(line_column("é = x", 3), (1, 3, "é = x"));
+    }
+
+    #[test]
+    fn set_values_that_are_not_toml_are_refused() {
+        assert!(parse_value("1e309").is_err());
+        assert!(parse_value("1.5.5").is_err());
+        assert_eq!(
+            parse_value("pbd").unwrap(),
+            toml::Value::String("pbd".into())
+        );
+        assert_eq!(parse_value("40").unwrap(), toml::Value::Integer(40));
     }
 
     #[test]

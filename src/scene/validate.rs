@@ -4,6 +4,7 @@
 //! building the model.
 
 use super::types::*;
+use crate::output::naming;
 
 /// Problems that stop the run, and warnings that do not.
 #[derive(Debug, Default)]
@@ -29,11 +30,17 @@ pub const MAX_SUBDIVISIONS: u64 = 8;
 /// than a real shot.
 pub const MAX_FRAMES: u64 = 1_000_000;
 pub const MAX_SUBSTEPS: u64 = 10_000;
+/// Frame rate range: below it a frame lasts over 15 minutes, above it the substep is so short
+/// that `1/h²` loses precision.
+pub const MIN_FPS: f64 = 1e-3;
+pub const MAX_FPS: f64 = 1e6;
+/// Largest `max_speed`, m/s: beyond it velocities could overflow the f32 output.
+pub const MAX_SPEED_LIMIT: f64 = 1e9;
 
 pub fn validate(scene: &SceneFile) -> Report {
     let mut report = Report::default();
     simulation(&scene.simulation, &mut report);
-    output(&scene.output, scene.objects.len(), &mut report);
+    output(scene, &mut report);
     if scene.objects.is_empty() {
         report.error("object", "the scene has no [[object]] to simulate");
     }
@@ -85,7 +92,12 @@ fn in_range(report: &mut Report, key: &str, value: u64, min: u64, max: u64) {
 }
 
 fn simulation(sim: &Simulation, report: &mut Report) {
-    positive(report, "simulation.fps", sim.fps);
+    if !(MIN_FPS..=MAX_FPS).contains(&sim.fps) {
+        report.error(
+            "simulation.fps",
+            format!("must be from {MIN_FPS} to {MAX_FPS:e}, got {}", sim.fps),
+        );
+    }
     in_range(report, "simulation.frames", sim.frames, 1, MAX_FRAMES);
     in_range(report, "simulation.substeps", sim.substeps, 1, MAX_SUBSTEPS);
     in_range(
@@ -105,6 +117,15 @@ fn simulation(sim: &Simulation, report: &mut Report) {
     );
     non_negative(report, "simulation.velocity_damping", sim.velocity_damping);
     positive(report, "simulation.max_speed", sim.max_speed);
+    if sim.max_speed > MAX_SPEED_LIMIT {
+        report.error(
+            "simulation.max_speed",
+            format!(
+                "must be at most {MAX_SPEED_LIMIT:e} m/s, got {}",
+                sim.max_speed
+            ),
+        );
+    }
     if sim.solver == SolverKind::Pbd {
         report.error(
             "simulation.solver",
@@ -113,7 +134,8 @@ fn simulation(sim: &Simulation, report: &mut Report) {
     }
 }
 
-fn output(out: &Output, object_count: usize, report: &mut Report) {
+fn output(scene: &SceneFile, report: &mut Report) {
+    let out = &scene.output;
     for (k, format) in out.formats.iter().enumerate() {
         if out.formats[..k].contains(format) {
             report.error(
@@ -122,10 +144,13 @@ fn output(out: &Output, object_count: usize, report: &mut Report) {
             );
         }
     }
-    if let Err(message) = crate::output::naming::check_template(&out.name, object_count) {
+    let names: Vec<&str> = scene.objects.iter().map(|o| o.name.as_str()).collect();
+    let first = scene.simulation.start_frame;
+    let last = first.saturating_add(scene.simulation.frames.max(1) - 1);
+    if let Err(message) = naming::check_names(&out.name, &names, first, last) {
         report.error("output.name", message);
     }
-    if let Err(message) = crate::output::naming::check_file_name(&out.stats) {
+    if let Err(message) = naming::check_stats_name(&out.stats) {
         report.error("output.stats", message);
     }
     if out.dir.is_empty() {
@@ -305,9 +330,9 @@ fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
     match collider.shape {
         ColliderShape::Plane => {
             misplaced(report, &[("center", collider.center.is_some()), ("radius", collider.radius.is_some())]);
-            let normal = collider.normal.unwrap_or([0.0, 1.0, 0.0]);
-            if glam::DVec3::from_array(normal).length() < 1e-12 {
-                report.error(format!("{key}.normal"), "must not be the zero vector");
+            let normal = glam::DVec3::from_array(collider.normal.unwrap_or([0.0, 1.0, 0.0]));
+            if normal.try_normalize().is_none() || normal.length() < 1e-12 {
+                report.error(format!("{key}.normal"), "must not be the zero vector (and must have a finite length)");
             }
         }
         ColliderShape::Sphere => {

@@ -3,31 +3,14 @@
 //! depend on threads.
 //!
 //! Kinetic energy `Σ ½ m |v|²`; gravitational potential `−Σ m g · x` (zero at the origin);
-//! momentum `Σ m v` (free particles; pinned ones are held by the animation); residual of a kind
+//! momentum `Σ m v` (free particles; pinned ones are held by the animation); residuals per kind
 //! `max |C|` and `sqrt(mean C²)` in the constraint's units (m, rad, m³); edge strain
 //! `|p1 − p2| / d − 1`, reported as the largest magnitude; penetration is how far a colliding
 //! particle sits inside its contact margin.
 
 use super::step::Solver;
 use serde::Serialize;
-
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
-pub struct Residual {
-    pub count: usize,
-    pub residual_max: f64,
-    pub residual_rms: f64,
-}
-
-/// Residuals of the kinds the scene uses.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Residuals {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stretch: Option<Residual>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bending: Option<Residual>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub volume: Option<Residual>,
-}
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FrameDiagnostics {
@@ -35,7 +18,10 @@ pub struct FrameDiagnostics {
     pub potential_energy: f64,
     pub max_speed: f64,
     pub momentum: [f64; 3],
-    pub residuals: Residuals,
+    /// Per constraint kind the scene uses (`stretch`, `bending`, `volume`): `max |C|`.
+    pub residual_max: BTreeMap<&'static str, f64>,
+    /// Per constraint kind: `sqrt(mean C²)`.
+    pub residual_rms: BTreeMap<&'static str, f64>,
     pub max_edge_strain: f64,
     pub contacts: usize,
     pub max_penetration: f64,
@@ -58,13 +44,6 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             momentum += p.v[i] * p.mass[i];
         }
     }
-    let residual = |count: usize, (max, rms): (f64, f64)| {
-        (count > 0).then_some(Residual {
-            count,
-            residual_max: max,
-            residual_rms: rms,
-        })
-    };
     let volume_values: Vec<f64> = model.volumes.iter().map(|v| v.value(&p.x)).collect();
     let volume_max = volume_values.iter().fold(0.0f64, |m, c| m.max(c.abs()));
     let volume_rms = if volume_values.is_empty() {
@@ -72,11 +51,26 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
     } else {
         (volume_values.iter().map(|c| c * c).sum::<f64>() / volume_values.len() as f64).sqrt()
     };
-    let residuals = Residuals {
-        stretch: residual(model.stretch.len(), model.stretch.residuals(&p.x)),
-        bending: residual(model.bending.len(), model.bending.residuals(&p.x)),
-        volume: residual(model.volumes.len(), (volume_max, volume_rms)),
-    };
+    let mut residual_max = BTreeMap::new();
+    let mut residual_rms = BTreeMap::new();
+    for (kind, count, (max, rms)) in [
+        (
+            "stretch",
+            model.stretch.len(),
+            model.stretch.residuals(&p.x),
+        ),
+        (
+            "bending",
+            model.bending.len(),
+            model.bending.residuals(&p.x),
+        ),
+        ("volume", model.volumes.len(), (volume_max, volume_rms)),
+    ] {
+        if count > 0 {
+            residual_max.insert(kind, max);
+            residual_rms.insert(kind, rms);
+        }
+    }
     let max_edge_strain = model
         .stretch
         .items
@@ -97,7 +91,8 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         potential_energy,
         max_speed,
         momentum: momentum.to_array(),
-        residuals,
+        residual_max,
+        residual_rms,
         max_edge_strain,
         contacts: solver.contact_count(),
         max_penetration,

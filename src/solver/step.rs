@@ -9,10 +9,12 @@
 //!    collider (Müller et al. 2020): `v_n' = −e v_n` with `v_n` the normal speed after the
 //!    gravity kick, and `v_n' = 0` below `2 |g| h` so resting contact does not jitter.
 //!
-//! After every substep a non-finite position or a speed above `max_speed` stops the frame with
-//! a [`Divergence`] naming the substep, object and vertex.
+//! After every substep a non-finite position, a position beyond ±1e9 m (the input limit, which
+//! also keeps the f32 output finite) or a speed above `max_speed` stops the frame with a
+//! [`Divergence`] naming the substep, object and vertex.
 
 use crate::collision::resolve_contact;
+use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::model::Model;
 use glam::DVec3;
 
@@ -164,13 +166,15 @@ impl Solver {
         }
     }
 
-    /// The lowest-index particle whose position is not finite or whose speed exceeds
-    /// `max_speed`, reported with its object and vertex.
+    /// The lowest-index particle whose position is not finite or out of bounds, or whose speed
+    /// exceeds `max_speed`, reported with its object and vertex.
     fn check_divergence(&self, substep: usize) -> Result<(), Divergence> {
         let p = &self.model.particles;
         let max_speed = self.model.params.max_speed;
-        let bad = (0..p.len())
-            .find(|&i| !p.x[i].is_finite() || !p.v[i].is_finite() || p.v[i].length() > max_speed);
+        let outside = |i: usize| p.x[i].abs().max_element() > MAX_ABS_COORDINATE;
+        let bad = (0..p.len()).find(|&i| {
+            !p.x[i].is_finite() || !p.v[i].is_finite() || outside(i) || p.v[i].length() > max_speed
+        });
         let Some(i) = bad else { return Ok(()) };
         let object = self
             .model
@@ -180,6 +184,8 @@ impl Solver {
             .expect("every particle belongs to an object");
         let reason = if !p.x[i].is_finite() || !p.v[i].is_finite() {
             "position or velocity is not finite".to_string()
+        } else if outside(i) {
+            format!("position {} is beyond ±{MAX_ABS_COORDINATE:e} m", p.x[i])
         } else {
             format!(
                 "speed {:.6e} m/s exceeds simulation.max_speed = {max_speed} m/s",
