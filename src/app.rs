@@ -409,9 +409,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
                 .write(&summary("ok", None, None))
                 .map_err(Failure::Run)?;
             if !args.quiet {
+                let objects = solver.model.objects.len();
                 say!(
-                    "wrote {written} frames of {} objects to {} in {:.2} s (simulation {:.2} s, writing {:.2} s)",
-                    solver.model.objects.len(),
+                    "wrote {written} frames of {objects} object{} to {} in {:.2} s (simulation {:.2} s, writing {:.2} s)",
+                    if objects == 1 { "" } else { "s" },
                     out_dir.display(),
                     clock.start.elapsed().as_secs_f64(),
                     clock.simulation.as_secs_f64(),
