@@ -45,25 +45,17 @@ pub fn validate(scene: &SceneFile) -> Report {
         report.error("object", "the scene has no [[object]] to simulate");
     }
     for (k, object) in scene.objects.iter().enumerate() {
-        let key = format!("object[{k}]");
-        check_object(object, &key, &mut report);
-        if scene.objects[..k].iter().any(|o| o.name == object.name) {
-            report.error(
-                format!("{key}.name"),
-                format!("`{}` is used by an earlier object", object.name),
-            );
-        }
+        check_object(object, &format!("object[{k}]"), &mut report);
     }
+    unique_names("object", scene.objects.iter().map(|o| &o.name), &mut report);
     for (k, collider) in scene.colliders.iter().enumerate() {
-        let key = format!("collider[{k}]");
-        check_collider(collider, &key, &mut report);
-        if scene.colliders[..k].iter().any(|c| c.name == collider.name) {
-            report.error(
-                format!("{key}.name"),
-                format!("`{}` is used by an earlier collider", collider.name),
-            );
-        }
+        check_collider(collider, &format!("collider[{k}]"), &mut report);
     }
+    unique_names(
+        "collider",
+        scene.colliders.iter().map(|c| &c.name),
+        &mut report,
+    );
     non_negative(
         &mut report,
         "collision.thickness",
@@ -71,6 +63,20 @@ pub fn validate(scene: &SceneFile) -> Report {
     );
     non_negative(&mut report, "collision.friction", scene.collision.friction);
     report
+}
+
+/// Refuses a name used by an earlier element of the same `[[table]]` array.
+fn unique_names<'a>(table: &str, names: impl Iterator<Item = &'a String>, report: &mut Report) {
+    let mut seen: Vec<&String> = Vec::new();
+    for (k, name) in names.enumerate() {
+        if seen.contains(&name) {
+            report.error(
+                format!("{table}[{k}].name"),
+                format!("`{name}` is used by an earlier {table}"),
+            );
+        }
+        seen.push(name);
+    }
 }
 
 fn positive(report: &mut Report, key: &str, value: f64) {
