@@ -10,13 +10,14 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 use xpbd_sim::model::{kind_counts, Model};
 use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
-use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, StatsLog};
+use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
+use xpbd_sim::output::writer::BackgroundWriter;
 use xpbd_sim::scene::build::{build, human_bytes, Built};
 use xpbd_sim::scene::load::{load, LoadedScene};
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::scene::validate::validate;
 use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
-use xpbd_sim::solver::step::{Divergence, Solver};
+use xpbd_sim::solver::step::Solver;
 
 /// `eprintln!` that never panics: a closed stderr (`xpbd-sim run … 2>&1 | head -1`) must not
 /// stop or crash a run.
@@ -219,7 +220,10 @@ struct FrameRecord<'a> {
 struct WallSeconds {
     setup: f64,
     simulation: f64,
+    /// Busy time of the writer thread; it overlaps `simulation`.
     writing: f64,
+    /// Time the solver waited for the writer (the disk was slower than the solver).
+    waiting_for_writer: f64,
     total: f64,
 }
 
@@ -247,14 +251,6 @@ struct DivergenceRecord {
     object: String,
     vertex: usize,
     reason: String,
-}
-
-/// Wall-clock accounting for the summary.
-struct Clock {
-    start: Instant,
-    setup: Duration,
-    simulation: Duration,
-    writing: Duration,
 }
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
@@ -324,7 +320,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     };
     stats.write(&run_record).map_err(Failure::Run)?;
 
-    let mut writer = FrameWriter::new(FrameOptions {
+    let files = FrameWriter::new(FrameOptions {
         dir: out_dir.clone(),
         formats: file.output.formats.clone(),
         name_template: file.output.name.clone(),
@@ -332,51 +328,54 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         velocities: file.output.velocities,
         up_axis: file.output.up_axis,
     });
-    let mut clock = Clock {
-        start,
-        setup: start.elapsed(),
-        simulation: Duration::ZERO,
-        writing: Duration::ZERO,
-    };
+    let objects = model.objects.clone();
+    let mut solver = Solver::new(model, threads).map_err(Failure::Run)?;
+    let mut writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
+    let setup = start.elapsed();
+    let mut simulation = Duration::ZERO;
     let frames = file.simulation.frames;
     let start_frame = file.simulation.start_frame;
-    let mut solver = Solver::new(model);
     let mut progress = Progress::new(frames, args.quiet);
-    let mut written = 0u64;
-    let outcome = (|| -> Result<(), Outcome> {
-        for index in 0..frames {
-            let frame = start_frame + index;
-            let frame_start = Instant::now();
-            if index > 0 {
-                solver
-                    .step_frame()
-                    .map_err(|d| Outcome::Diverged(frame, d))?;
+    let mut simulated = 0u64;
+    let mut diverged = None;
+    for index in 0..frames {
+        let frame = start_frame + index;
+        let frame_start = Instant::now();
+        if index > 0 {
+            if let Err(d) = solver.step_frame() {
+                diverged = Some((frame, d));
+                break;
             }
-            let diagnostics = measure(&solver);
-            let simulated = Instant::now();
-            clock.simulation += simulated - frame_start;
-            writer
-                .write_frame(&solver.model, frame)
-                .map_err(Outcome::Io)?;
-            let record = FrameRecord {
-                kind: "frame",
-                frame,
-                time: index as f64 / file.simulation.fps,
-                wall_ms: frame_start.elapsed().as_secs_f64() * 1e3,
-                substeps: solver.model.params.substeps,
-                iterations: solver.model.params.iterations,
-                diagnostics: &diagnostics,
-            };
-            stats.write(&record).map_err(Outcome::Io)?;
-            clock.writing += simulated.elapsed();
-            written += 1;
-            progress.frame_done(written);
+            simulated += 1;
         }
-        Ok(())
-    })();
+        let diagnostics = measure(&solver);
+        simulation += frame_start.elapsed();
+        let record = FrameRecord {
+            kind: "frame",
+            frame,
+            time: index as f64 / file.simulation.fps,
+            wall_ms: frame_start.elapsed().as_secs_f64() * 1e3,
+            substeps: solver.model.params.substeps,
+            iterations: solver.model.params.iterations,
+            diagnostics: &diagnostics,
+        };
+        let line = to_line(&record).map_err(Failure::Run)?;
+        let particles = &solver.model.particles;
+        if writer
+            .submit(frame, &particles.x, &particles.v, line)
+            .is_err()
+        {
+            break; // the writer stopped on an I/O error; `finish` tells which
+        }
+        progress.frame_done(index + 1);
+    }
     progress.finish();
+    let waited = writer.waited;
+    let report = writer.finish();
+    let mut stats = report.stats;
+    let written = report.frames_written;
 
-    let simulated_frames = written.saturating_sub(1) as f64;
+    let model = &solver.model;
     let summary = |status, message, divergence| SummaryRecord {
         kind: "summary",
         frames_written: written,
@@ -384,76 +383,66 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         message,
         divergence,
         wall_seconds: WallSeconds {
-            setup: clock.setup.as_secs_f64(),
-            simulation: clock.simulation.as_secs_f64(),
-            writing: clock.writing.as_secs_f64(),
-            total: clock.start.elapsed().as_secs_f64(),
+            setup: setup.as_secs_f64(),
+            simulation: simulation.as_secs_f64(),
+            writing: report.busy.as_secs_f64(),
+            waiting_for_writer: waited.as_secs_f64(),
+            total: start.elapsed().as_secs_f64(),
         },
         particle_substeps_per_second: rate(
-            solver.model.particles.len() as f64
-                * solver.model.params.substeps as f64
-                * simulated_frames,
-            clock.simulation,
+            model.particles.len() as f64 * model.params.substeps as f64 * simulated as f64,
+            simulation,
         ),
         constraint_projections_per_second: rate(
-            projections_per_substep(&solver.model) as f64
-                * solver.model.params.substeps as f64
-                * simulated_frames,
-            clock.simulation,
+            projections_per_substep(model) as f64 * model.params.substeps as f64 * simulated as f64,
+            simulation,
         ),
         peak_memory_bytes: peak_memory_bytes(),
     };
-    match outcome {
-        Ok(()) => {
-            stats
-                .write(&summary("ok", None, None))
-                .map_err(Failure::Run)?;
-            if !args.quiet {
-                let objects = solver.model.objects.len();
-                say!(
-                    "wrote {written} frames of {objects} object{} to {} in {:.2} s (simulation {:.2} s, writing {:.2} s)",
-                    if objects == 1 { "" } else { "s" },
-                    out_dir.display(),
-                    clock.start.elapsed().as_secs_f64(),
-                    clock.simulation.as_secs_f64(),
-                    clock.writing.as_secs_f64()
-                );
-            }
-            Ok(())
-        }
-        Err(Outcome::Diverged(frame, d)) => {
-            let message = format!(
-                "the simulation diverged at frame {frame}, substep {}: object `{}` vertex {}: {}; \
-                 frames {start_frame} to {} are complete in {}. Try more substeps, higher \
-                 compliance or a smaller time step",
-                d.substep,
-                d.object,
-                d.vertex,
-                d.reason,
-                frame - 1,
-                out_dir.display()
-            );
-            let record = DivergenceRecord {
-                frame,
-                substep: d.substep,
-                object: d.object,
-                vertex: d.vertex,
-                reason: d.reason,
-            };
-            let _ = stats.write(&summary("diverged", Some(message.clone()), Some(record)));
-            Err(Failure::Run(anyhow!(message)))
-        }
-        Err(Outcome::Io(error)) => {
-            let message = format!("{error:#} ({written} whole frames were written before it)");
-            let _ = stats.write(&summary("io_error", Some(message.clone()), None));
-            Err(Failure::Run(anyhow!(message)))
-        }
+    if let Some(error) = report.error {
+        let message = format!("{error:#} ({written} whole frames were written before it)");
+        let _ = stats.write(&summary("io_error", Some(message.clone()), None));
+        return Err(Failure::Run(anyhow!(message)));
     }
-}
-
-enum Outcome {
-    Diverged(u64, Divergence),
-    Io(anyhow::Error),
+    if let Some((frame, d)) = diverged {
+        let message = format!(
+            "the simulation diverged at frame {frame}, substep {}: object `{}` vertex {}: {}; \
+             frames {start_frame} to {} are complete in {}. Try more substeps, higher \
+             compliance or a smaller time step",
+            d.substep,
+            d.object,
+            d.vertex,
+            d.reason,
+            frame - 1,
+            out_dir.display()
+        );
+        let record = DivergenceRecord {
+            frame,
+            substep: d.substep,
+            object: d.object,
+            vertex: d.vertex,
+            reason: d.reason,
+        };
+        let _ = stats.write(&summary("diverged", Some(message.clone()), Some(record)));
+        return Err(Failure::Run(anyhow!(message)));
+    }
+    stats
+        .write(&summary("ok", None, None))
+        .map_err(Failure::Run)?;
+    if !args.quiet {
+        let objects = model.objects.len();
+        say!(
+            "wrote {written} frames of {objects} object{} to {} in {:.2} s (simulation {:.2} s, \
+             writing {:.2} s on its own thread, {} threads)",
+            if objects == 1 { "" } else { "s" },
+            out_dir.display(),
+            start.elapsed().as_secs_f64(),
+            simulation.as_secs_f64(),
+            report.busy.as_secs_f64(),
+            solver.threads()
+        );
+    }
+    Ok(())
 }
 
 fn rate(count: f64, elapsed: Duration) -> f64 {

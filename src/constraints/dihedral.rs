@@ -34,8 +34,12 @@ pub struct DihedralConstraint {
 }
 
 /// Wraps an angle difference into (−π, π].
+#[inline]
 fn wrap_angle(angle: f64) -> f64 {
-    let wrapped = angle - TAU * ((angle + PI) / TAU).floor();
+    if angle > -PI && angle <= PI {
+        return angle;
+    }
+    let wrapped = angle - TAU * ((angle + PI) * (1.0 / TAU)).floor();
     if wrapped <= -PI {
         wrapped + TAU
     } else {
@@ -44,29 +48,37 @@ fn wrap_angle(angle: f64) -> f64 {
 }
 
 /// The signed dihedral angle θ of the stencil `[e0, e1, o0, o1]` and its gradient.
+///
+/// `atan2` is scale invariant, so θ comes from the unnormalised normals:
+/// `θ = atan2((n_A × n_B) · e / |e|, n_A · n_B)`. With `d_A = (o0 − e0) · e`,
+/// `d_B = (o1 − e0) · e` and `u = n / |n|²`, the edge gradients of the module docs become
+/// `∇_e0 θ = −((d_A − |e|²) u_A + (d_B − |e|²) u_B) / |e|` and
+/// `∇_e1 θ = (d_A u_A + d_B u_B) / |e|`. One square root and two divisions in all (`v / s` on a
+/// vector would divide three times: reciprocals are taken once and multiplied).
+#[inline]
 pub fn dihedral_angle(p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
     let [e0, e1, o0, o1] = *p;
     let e = e1 - e0;
-    let edge_length = e.length();
+    let e_sq = e.length_squared();
     let n_a = e.cross(o0 - e0);
-    let n_b = (e0 - e1).cross(o1 - e1);
+    let n_b = (o1 - e1).cross(e);
     let (n_a_sq, n_b_sq) = (n_a.length_squared(), n_b.length_squared());
-    let tiny = 1e-24 * edge_length.powi(4).max(f64::MIN_POSITIVE);
-    if edge_length < 1e-12 || n_a_sq <= tiny || n_b_sq <= tiny {
+    let tiny = 1e-24 * (e_sq * e_sq).max(f64::MIN_POSITIVE);
+    if e_sq < 1e-24 || n_a_sq <= tiny || n_b_sq <= tiny {
         return None;
     }
-    let (u_a, u_b) = (n_a / n_a_sq, n_b / n_b_sq);
-    let unit_a = n_a / n_a_sq.sqrt();
-    let unit_b = n_b / n_b_sq.sqrt();
-    let theta = f64::atan2(
-        unit_a.cross(unit_b).dot(e / edge_length),
-        unit_a.dot(unit_b),
-    );
-    let grad_o0 = -edge_length * u_a;
-    let grad_o1 = -edge_length * u_b;
-    let grad_e0 = -((o0 - e1).dot(e) / edge_length * u_a + (o1 - e1).dot(e) / edge_length * u_b);
-    let grad_e1 = (o0 - e0).dot(e) / edge_length * u_a + (o1 - e0).dot(e) / edge_length * u_b;
-    Some((theta, [grad_e0, grad_e1, grad_o0, grad_o1]))
+    let inv_edge_length = e_sq.sqrt().recip();
+    let edge_length = e_sq * inv_edge_length;
+    let theta = f64::atan2(n_a.cross(n_b).dot(e) * inv_edge_length, n_a.dot(n_b));
+    let inv_product = (n_a_sq * n_b_sq).recip();
+    let (u_a, u_b) = (n_a * (n_b_sq * inv_product), n_b * (n_a_sq * inv_product));
+    let (d_a, d_b) = ((o0 - e0).dot(e), (o1 - e0).dot(e));
+    let grad_e0 = -((d_a - e_sq) * u_a + (d_b - e_sq) * u_b) * inv_edge_length;
+    let grad_e1 = (d_a * u_a + d_b * u_b) * inv_edge_length;
+    Some((
+        theta,
+        [grad_e0, grad_e1, -edge_length * u_a, -edge_length * u_b],
+    ))
 }
 
 impl Constraint<4> for DihedralConstraint {

@@ -41,7 +41,7 @@ impl Constraint<2> for DistanceConstraint {
         if length < 1e-12 {
             return None;
         }
-        let n = d / length;
+        let n = d * length.recip();
         Some((length - self.rest_length, [n, -n]))
     }
 }
@@ -78,7 +78,7 @@ mod tests {
         project(
             &edge(1.0, 0.0),
             &mut lambda,
-            &mut x,
+            x.as_mut_slice(),
             &x_prev,
             &inv_mass,
             100.0,

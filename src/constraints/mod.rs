@@ -34,6 +34,24 @@ pub trait Constraint<const N: usize>: Sync + Send {
     fn evaluate(&self, p: &[DVec3; N]) -> Option<(f64, [DVec3; N])>;
 }
 
+/// Where [`project`] reads and corrects particle positions: a plain slice, or a parallel
+/// stage's view of the shared positions (`solver::parallel::StageView`).
+pub trait Positions {
+    fn get(&self, i: usize) -> DVec3;
+    fn add(&mut self, i: usize, delta: DVec3);
+}
+
+impl Positions for [DVec3] {
+    #[inline]
+    fn get(&self, i: usize) -> DVec3 {
+        self[i]
+    }
+    #[inline]
+    fn add(&mut self, i: usize, delta: DVec3) {
+        self[i] += delta;
+    }
+}
+
 /// The XPBD multiplier increment Δλ (see the module docs). Returns 0 when nothing can move.
 #[inline]
 pub fn delta_lambda(
@@ -55,16 +73,16 @@ pub fn delta_lambda(
 /// `x`, using `x_prev` (positions at the start of the substep) for the damping term.
 /// Returns the `|C|` it saw before the correction.
 #[inline]
-pub fn project<const N: usize, K: Constraint<N>>(
+pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     constraint: &K,
     lambda: &mut f64,
-    x: &mut [DVec3],
+    x: &mut P,
     x_prev: &[DVec3],
     inv_mass: &[f64],
     inv_h: f64,
 ) {
     let indices = constraint.particles();
-    let p = indices.map(|i| x[i as usize]);
+    let p = indices.map(|i| x.get(i as usize));
     let Some((c, grad)) = constraint.evaluate(&p) else {
         return;
     };
@@ -88,7 +106,7 @@ pub fn project<const N: usize, K: Constraint<N>>(
     let dl = delta_lambda(c, *lambda, w_grad_sq, grad_dot_dx, alpha_tilde, gamma);
     *lambda += dl;
     for k in 0..N {
-        x[indices[k] as usize] += grad[k] * (w[k] * dl);
+        x.add(indices[k] as usize, grad[k] * (w[k] * dl));
     }
 }
 

@@ -8,7 +8,7 @@
 
 use super::naming;
 use crate::mesh::vertex_normals;
-use crate::model::{Model, ObjectLayout};
+use crate::model::ObjectLayout;
 use crate::scene::types::{Format, UpAxis};
 use anyhow::{Context, Result};
 use glam::DVec3;
@@ -64,12 +64,19 @@ impl FrameWriter {
         &self.options
     }
 
-    /// Writes every object of `model` as frame number `frame`; returns the bytes written.
-    pub fn write_frame(&mut self, model: &Model, frame: u64) -> Result<u64> {
+    /// Writes every object as frame number `frame` from the positions `x` and velocities `v`
+    /// of all particles; returns the bytes written.
+    pub fn write_frame(
+        &mut self,
+        objects: &[ObjectLayout],
+        x: &[DVec3],
+        v: &[DVec3],
+        frame: u64,
+    ) -> Result<u64> {
         let mut bytes = 0;
-        for object in &model.objects {
+        for object in objects {
             let range = object.particles.clone();
-            let positions = &model.particles.x[range.clone()];
+            let positions = &x[range.clone()];
             let with_normals = self.options.normals && !object.triangles.is_empty();
             if with_normals {
                 vertex_normals(positions, &object.triangles, &mut self.normals);
@@ -77,7 +84,7 @@ impl FrameWriter {
             let data = VertexData {
                 positions,
                 normals: with_normals.then_some(self.normals.as_slice()),
-                velocities: self.options.velocities.then(|| &model.particles.v[range]),
+                velocities: self.options.velocities.then(|| &v[range]),
                 uvs: object.topology.uvs.as_deref(),
                 up_axis: self.options.up_axis,
             };

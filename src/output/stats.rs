@@ -26,16 +26,25 @@ impl StatsLog {
 
     /// Appends one record as a line and flushes it to the file.
     pub fn write<T: Serialize>(&mut self, record: &T) -> Result<()> {
-        serde_json::to_writer(&mut self.file, record)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| {
-                self.file.write_all(b"\n")?;
-                self.file.flush()?;
-                Ok(())
-            })
+        self.write_line(&to_line(record)?)
+    }
+
+    /// Appends a record already serialised by [`to_line`] and flushes it.
+    pub fn write_line(&mut self, line: &str) -> Result<()> {
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.write_all(b"\n"))
+            .and_then(|()| self.file.flush())
             .with_context(|| format!("cannot write {}", self.path.display()))
     }
 }
+
+/// A record as one line of JSON.
+pub fn to_line<T: Serialize>(record: &T) -> Result<String> {
+    Ok(serde_json::to_string(record)?)
+}
+
+impl StatsLog {}
 
 /// Seconds since the Unix epoch as an RFC 3339 UTC timestamp (`2026-11-22T04:05:06Z`).
 pub fn rfc3339_utc(unix_seconds: u64) -> String {

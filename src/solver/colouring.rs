@@ -10,7 +10,7 @@
 //! order (each constraint sharing a particle with the one before) diverged where colour order
 //! did not.
 
-use crate::constraints::{project, Constraint};
+use crate::constraints::Constraint;
 use glam::DVec3;
 use std::ops::Range;
 
@@ -21,8 +21,12 @@ const COLOURS: u32 = 64;
 pub struct ConstraintBlock<K> {
     pub items: Vec<K>,
     pub lambda: Vec<f64>,
-    /// Contiguous ranges of `items`, one per colour (the last may be the overflow group).
+    /// Contiguous ranges of `items`, one per colour: no two constraints of a range share a
+    /// particle.
     pub colours: Vec<Range<usize>>,
+    /// The constraints that fit none of the colours (at the end of `items`), solved by one
+    /// thread after the colours. Empty unless a particle has more than ~64 constraints.
+    pub overflow: Range<usize>,
 }
 
 impl<K: Clone> ConstraintBlock<K> {
@@ -48,7 +52,7 @@ impl<K: Clone> ConstraintBlock<K> {
         order.sort_by_key(|&k| colour_of[k]); // stable: build order within a colour
         let mut colours = Vec::new();
         let mut start = 0;
-        while start < order.len() {
+        while start < order.len() && colour_of[order[start]] < COLOURS {
             let colour = colour_of[order[start]];
             let end = start + order[start..].partition_point(|&k| colour_of[k] == colour);
             colours.push(start..end);
@@ -57,6 +61,7 @@ impl<K: Clone> ConstraintBlock<K> {
         let sorted: Vec<K> = order.iter().map(|&k| items[k].clone()).collect();
         ConstraintBlock {
             lambda: vec![0.0; sorted.len()],
+            overflow: start..sorted.len(),
             items: sorted,
             colours,
         }
@@ -70,30 +75,6 @@ impl<K> ConstraintBlock<K> {
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
-    }
-
-    /// Projects every constraint once, colour after colour.
-    pub fn project_all<const N: usize>(
-        &mut self,
-        x: &mut [DVec3],
-        x_prev: &[DVec3],
-        inv_mass: &[f64],
-        inv_h: f64,
-    ) where
-        K: Constraint<N>,
-    {
-        for colour in &self.colours {
-            for k in colour.clone() {
-                project(
-                    &self.items[k],
-                    &mut self.lambda[k],
-                    x,
-                    x_prev,
-                    inv_mass,
-                    inv_h,
-                );
-            }
-        }
     }
 
     /// `max |C|` and the RMS of `C` over the block at positions `x` (0 for an empty block).
@@ -141,6 +122,7 @@ mod tests {
         let block = ConstraintBlock::new(items.clone(), 10);
         assert_eq!(block.len(), items.len());
         assert_eq!(block.colours.last().unwrap().end, items.len());
+        assert!(block.overflow.is_empty());
         for colour in &block.colours {
             let mut seen = Vec::new();
             for c in &block.items[colour.clone()] {
@@ -152,5 +134,21 @@ mod tests {
         }
         // A chain needs two colours; the chords add at most a third and fourth.
         assert!(block.colours.len() <= 4, "{}", block.colours.len());
+    }
+
+    #[test]
+    fn a_particle_with_more_than_64_constraints_fills_the_overflow_group() {
+        // A star: 70 edges around particle 0 need 70 colours.
+        let items: Vec<DistanceConstraint> = (1..=70)
+            .map(|k| DistanceConstraint {
+                particles: [0, k],
+                rest_length: 1.0,
+                compliance: 0.0,
+                damping: 0.0,
+            })
+            .collect();
+        let block = ConstraintBlock::new(items, 71);
+        assert_eq!(block.colours.len(), 64);
+        assert_eq!(block.overflow, 64..70);
     }
 }

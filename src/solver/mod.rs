@@ -1,6 +1,7 @@
-//! The XPBD small-steps solver: colouring ([`colouring`]), the substep ([`step`]) and the
-//! per-frame figures ([`diagnostics`]).
+//! The XPBD small-steps solver: colouring ([`colouring`]), the parallel machinery
+//! ([`parallel`]), the substep ([`step`]) and the per-frame figures ([`diagnostics`]).
 
 pub mod colouring;
 pub mod diagnostics;
+pub mod parallel;
 pub mod step;

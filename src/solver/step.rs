@@ -1,22 +1,32 @@
-//! One frame of the XPBD small-steps loop (Macklin et al. 2016, 2019; PHYSICS.md "One frame").
+//! One frame of the XPBD small-steps loop (Macklin et al. 2016, 2019; PHYSICS.md "One frame"),
+//! run by every worker thread of the run in lockstep (see [`super::parallel`]).
 //!
 //! `h = 1 / (fps · substeps)`; each substep:
 //! 1. predict: `v += h g`, `x_prev = x`, `x += h v` (pinned particles stay put, `w = 0`);
-//! 2. `λ = 0` for every constraint;
-//! 3. `iterations` times: stretch colours, bending colours, volumes, then contacts (after the
-//!    other constraints, so they get the last word on penetration);
+//! 2. `λ = 0` for every constraint (each thread clears the λ of the constraints it projects);
+//! 3. `iterations` times: stretch colours, bending colours (each colour split between the
+//!    threads, overflow groups on one thread), volumes (one thread), then contacts (per
+//!    particle), so contacts get the last word on penetration;
 //! 4. `v = (x − x_prev) / h`, `v *= exp(−k h)`, then restitution for particles that touched a
 //!    collider (Müller et al. 2020): `v_n' = −e v_n` with `v_n` the normal speed after the
 //!    gravity kick, and `v_n' = 0` below `2 |g| h` so resting contact does not jitter.
 //!
 //! After every substep a non-finite position, a position beyond ±1e9 m (the input limit, which
 //! also keeps the f32 output finite) or a speed above `max_speed` stops the frame with a
-//! [`Divergence`] naming the substep, object and vertex.
+//! [`Divergence`] naming the substep, object and vertex: the lowest such particle index, found
+//! as a minimum over the threads' shares, so it does not depend on the thread count.
 
-use crate::collision::resolve_contact;
+use super::colouring::ConstraintBlock;
+use super::parallel::{share, SharedSlice, SpinBarrier};
+use crate::collision::{resolve_contact, Collider};
+use crate::constraints::volume::VolumeConstraint;
+use crate::constraints::{project, Constraint};
 use crate::mesh::obj::MAX_ABS_COORDINATE;
-use crate::model::Model;
+use crate::model::{Model, SolverParams};
+use anyhow::{Context, Result};
 use glam::DVec3;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 const NO_CONTACT: u32 = u32::MAX;
 /// Restitution cut-off speed, m/s, when gravity is zero.
@@ -33,22 +43,48 @@ pub struct Divergence {
     pub reason: String,
 }
 
-/// The model plus the per-substep contact state.
+/// The model, the per-substep contact state and the run's worker threads.
 pub struct Solver {
     pub model: Model,
     /// Collider each particle touched in the current substep (`NO_CONTACT` if none).
     contact_collider: Vec<u32>,
     contact_normal: Vec<DVec3>,
+    /// Whether each particle collides (its object's `collide` and not pinned).
+    collides: Vec<bool>,
+    pool: rayon::ThreadPool,
 }
 
 impl Solver {
-    pub fn new(model: Model) -> Self {
+    /// A solver running on `threads` worker threads (at least 1).
+    pub fn new(model: Model, threads: usize) -> Result<Self> {
         let n = model.particles.len();
-        Solver {
+        let mut collides = vec![false; n];
+        for object in model.objects.iter().filter(|o| o.collide) {
+            for i in object.particles.clone() {
+                collides[i] = model.particles.inv_mass[i] > 0.0;
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|k| format!("xpbd-worker-{k}"))
+            .build()
+            .context("cannot start the worker threads")?;
+        Ok(Solver {
             model,
             contact_collider: vec![NO_CONTACT; n],
             contact_normal: vec![DVec3::ZERO; n],
-        }
+            collides,
+            pool,
+        })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// The run's thread pool, for per-frame work such as the diagnostics.
+    pub fn pool(&self) -> &rayon::ThreadPool {
+        &self.pool
     }
 
     /// Particles that touched a collider in the last substep.
@@ -61,121 +97,37 @@ impl Solver {
 
     /// Advances the model by one frame, `1 / fps` seconds.
     pub fn step_frame(&mut self) -> Result<(), Divergence> {
-        let h = self.model.params.substep();
-        for substep in 1..=self.model.params.substeps {
-            self.substep(h);
-            self.check_divergence(substep)?;
-        }
-        Ok(())
-    }
-
-    fn substep(&mut self, h: f64) {
-        let inv_h = 1.0 / h;
-        let params = &self.model.params;
-        let gravity = params.gravity;
-        let particles = &mut self.model.particles;
-        for i in 0..particles.len() {
-            particles.x_prev[i] = particles.x[i];
-            if particles.inv_mass[i] > 0.0 {
-                particles.v[i] += gravity * h;
-                particles.x[i] += particles.v[i] * h;
-            }
-        }
-        self.model.stretch.lambda.fill(0.0);
-        self.model.bending.lambda.fill(0.0);
-        for volume in &mut self.model.volumes {
-            volume.lambda = 0.0;
-        }
-        self.contact_collider.fill(NO_CONTACT);
-
-        for _ in 0..self.model.params.iterations {
-            let p = &mut self.model.particles;
-            self.model
-                .stretch
-                .project_all(&mut p.x, &p.x_prev, &p.inv_mass, inv_h);
-            self.model
-                .bending
-                .project_all(&mut p.x, &p.x_prev, &p.inv_mass, inv_h);
-            for volume in &mut self.model.volumes {
-                volume.project(&mut p.x, &p.x_prev, &p.inv_mass, inv_h);
-            }
-            self.project_contacts();
-        }
-        self.update_velocities(h);
-    }
-
-    fn project_contacts(&mut self) {
+        let threads = self.pool.current_num_threads();
         let model = &mut self.model;
-        if model.colliders.is_empty() {
-            return;
-        }
-        let p = &mut model.particles;
-        for object in model.objects.iter().filter(|o| o.collide) {
-            for i in object.particles.clone() {
-                if p.inv_mass[i] == 0.0 {
-                    continue;
-                }
-                for (c, collider) in model.colliders.iter().enumerate() {
-                    let radius = model.params.particle_radius + collider.thickness;
-                    if let Some(normal) = resolve_contact(
-                        &collider.shape,
-                        radius,
-                        collider.friction,
-                        &mut p.x[i],
-                        p.x_prev[i],
-                    ) {
-                        self.contact_collider[i] = c as u32;
-                        self.contact_normal[i] = normal;
-                    }
-                }
-            }
-        }
-    }
-
-    fn update_velocities(&mut self, h: f64) {
-        let params = &self.model.params;
-        let damping = (-params.velocity_damping * h).exp();
-        let rest_speed = if params.gravity.length() > 0.0 {
-            2.0 * params.gravity.length() * h
-        } else {
-            REST_SPEED_WITHOUT_GRAVITY
+        let particles = &mut model.particles;
+        let frame = Frame {
+            params: &model.params,
+            threads,
+            barrier: SpinBarrier::new(threads),
+            first_bad: AtomicUsize::new(usize::MAX),
+            x: SharedSlice::new(&mut particles.x),
+            x_prev: SharedSlice::new(&mut particles.x_prev),
+            v: SharedSlice::new(&mut particles.v),
+            inv_mass: &particles.inv_mass,
+            stretch: SharedBlock::new(&mut model.stretch),
+            bending: SharedBlock::new(&mut model.bending),
+            has_volumes: !model.volumes.is_empty(),
+            volumes: Mutex::new(&mut model.volumes),
+            colliders: &model.colliders,
+            collides: &self.collides,
+            contact_collider: SharedSlice::new(&mut self.contact_collider),
+            contact_normal: SharedSlice::new(&mut self.contact_normal),
         };
-        let p = &mut self.model.particles;
-        for i in 0..p.len() {
-            if p.inv_mass[i] == 0.0 {
-                p.v[i] = DVec3::ZERO;
-                continue;
-            }
-            let mut v = (p.x[i] - p.x_prev[i]) / h * damping;
-            let collider = self.contact_collider[i];
-            if collider != NO_CONTACT {
-                let n = self.contact_normal[i];
-                // p.v still holds the predicted velocity (after the gravity kick).
-                let approach = p.v[i].dot(n);
-                if approach < 0.0 {
-                    let e = self.model.colliders[collider as usize].restitution;
-                    let target = if -approach > rest_speed {
-                        -e * approach
-                    } else {
-                        0.0
-                    };
-                    v += n * (target - v.dot(n));
-                }
-            }
-            p.v[i] = v;
+        let outcomes = self.pool.broadcast(|context| frame.run(context.index()));
+        let first_bad = frame.first_bad.load(Ordering::Acquire);
+        match outcomes.into_iter().flatten().next() {
+            Some(substep) => Err(self.divergence(substep, first_bad)),
+            None => Ok(()),
         }
     }
 
-    /// The lowest-index particle whose position is not finite or out of bounds, or whose speed
-    /// exceeds `max_speed`, reported with its object and vertex.
-    fn check_divergence(&self, substep: usize) -> Result<(), Divergence> {
+    fn divergence(&self, substep: usize, i: usize) -> Divergence {
         let p = &self.model.particles;
-        let max_speed = self.model.params.max_speed;
-        let outside = |i: usize| p.x[i].abs().max_element() > MAX_ABS_COORDINATE;
-        let bad = (0..p.len()).find(|&i| {
-            !p.x[i].is_finite() || !p.v[i].is_finite() || outside(i) || p.v[i].length() > max_speed
-        });
-        let Some(i) = bad else { return Ok(()) };
         let object = self
             .model
             .objects
@@ -184,19 +136,263 @@ impl Solver {
             .expect("every particle belongs to an object");
         let reason = if !p.x[i].is_finite() || !p.v[i].is_finite() {
             "position or velocity is not finite".to_string()
-        } else if outside(i) {
+        } else if out_of_bounds(p.x[i]) {
             format!("position {} is beyond ±{MAX_ABS_COORDINATE:e} m", p.x[i])
         } else {
             format!(
-                "speed {:.6e} m/s exceeds simulation.max_speed = {max_speed} m/s",
-                p.v[i].length()
+                "speed {:.6e} m/s exceeds simulation.max_speed = {} m/s",
+                p.v[i].length(),
+                self.model.params.max_speed
             )
         };
-        Err(Divergence {
+        Divergence {
             substep,
             object: object.name.clone(),
             vertex: i - object.particles.start,
             reason,
-        })
+        }
+    }
+}
+
+fn out_of_bounds(x: DVec3) -> bool {
+    x.abs().max_element() > MAX_ABS_COORDINATE
+}
+
+/// A constraint block as the threads of a frame share it: items read-only, λ written at the
+/// indices of the constraints a thread projects.
+struct SharedBlock<'a, K> {
+    items: &'a [K],
+    lambda: SharedSlice<'a, f64>,
+    colours: &'a [std::ops::Range<usize>],
+    overflow: std::ops::Range<usize>,
+}
+
+impl<'a, K> SharedBlock<'a, K> {
+    fn new(block: &'a mut ConstraintBlock<K>) -> Self {
+        SharedBlock {
+            items: &block.items,
+            lambda: SharedSlice::new(&mut block.lambda),
+            colours: &block.colours,
+            overflow: block.overflow.clone(),
+        }
+    }
+}
+
+/// Everything the worker threads share during one frame.
+struct Frame<'a> {
+    params: &'a SolverParams,
+    threads: usize,
+    barrier: SpinBarrier,
+    /// Lowest diverged particle index of the current substep (`usize::MAX` if none).
+    first_bad: AtomicUsize,
+    x: SharedSlice<'a, DVec3>,
+    x_prev: SharedSlice<'a, DVec3>,
+    v: SharedSlice<'a, DVec3>,
+    inv_mass: &'a [f64],
+    stretch: SharedBlock<'a, crate::constraints::distance::DistanceConstraint>,
+    bending: SharedBlock<'a, crate::constraints::dihedral::DihedralConstraint>,
+    /// Solved by thread 0 only; the lock is never contended.
+    volumes: Mutex<&'a mut Vec<VolumeConstraint>>,
+    has_volumes: bool,
+    colliders: &'a [Collider],
+    collides: &'a [bool],
+    contact_collider: SharedSlice<'a, u32>,
+    contact_normal: SharedSlice<'a, DVec3>,
+}
+
+impl Frame<'_> {
+    /// Thread `t`'s part of the frame. Returns the substep at which the frame diverged.
+    fn run(&self, t: usize) -> Option<usize> {
+        let h = 1.0 / (self.params.fps * self.params.substeps as f64);
+        let particles = share(0..self.x.len(), t, self.threads);
+        for substep in 1..=self.params.substeps {
+            self.predict(particles.clone(), h);
+            self.barrier.wait();
+            for iteration in 0..self.params.iterations {
+                let first = iteration == 0;
+                self.solve_block(&self.stretch, t, first, h);
+                self.solve_block(&self.bending, t, first, h);
+                self.solve_volumes(t, first, h);
+                self.solve_contacts(particles.clone());
+                self.barrier.wait();
+            }
+            self.update_velocities(particles.clone(), h);
+            self.barrier.wait();
+            if self.first_bad.load(Ordering::Acquire) != usize::MAX {
+                return Some(substep);
+            }
+        }
+        None
+    }
+
+    fn predict(&self, range: std::ops::Range<usize>, h: f64) {
+        let gravity = self.params.gravity;
+        // SAFETY (all four): `range` is this thread's share of the particles; no other thread
+        // touches it in this stage.
+        let (x, x_prev, v) = unsafe {
+            (
+                self.x.range(range.clone()),
+                self.x_prev.range(range.clone()),
+                self.v.range(range.clone()),
+            )
+        };
+        unsafe { self.contact_collider.range(range.clone()) }.fill(NO_CONTACT);
+        let inv_mass = &self.inv_mass[range];
+        for k in 0..x.len() {
+            x_prev[k] = x[k];
+            if inv_mass[k] > 0.0 {
+                v[k] += gravity * h;
+                x[k] += v[k] * h;
+            }
+        }
+    }
+
+    /// Projects this thread's share of every colour, then (thread 0) the overflow group.
+    fn solve_block<const N: usize, K: Constraint<N>>(
+        &self,
+        block: &SharedBlock<'_, K>,
+        t: usize,
+        first_iteration: bool,
+        h: f64,
+    ) {
+        let inv_h = 1.0 / h;
+        // SAFETY: read-only for every thread during constraint stages (written only in the
+        // predict stage, behind a barrier).
+        let x_prev = unsafe { &*self.x_prev.range(0..self.x_prev.len()) };
+        let solve = |range: std::ops::Range<usize>| {
+            // SAFETY: `range` is this thread's share of one colour (or the overflow group,
+            // solved by thread 0 alone): its constraints share no particle with any other
+            // thread's constraints in this stage, and their λ are this thread's.
+            let (mut x, lambda) =
+                unsafe { (self.x.stage_view(), block.lambda.range(range.clone())) };
+            if first_iteration {
+                lambda.fill(0.0);
+            }
+            for (constraint, lambda) in block.items[range].iter().zip(lambda) {
+                project(constraint, lambda, &mut x, x_prev, self.inv_mass, inv_h);
+            }
+        };
+        for colour in block.colours {
+            solve(share(colour.clone(), t, self.threads));
+            self.barrier.wait();
+        }
+        if !block.overflow.is_empty() {
+            if t == 0 {
+                solve(block.overflow.clone());
+            }
+            self.barrier.wait();
+        }
+    }
+
+    /// Thread 0 projects every volume constraint while the others wait.
+    fn solve_volumes(&self, t: usize, first_iteration: bool, h: f64) {
+        if !self.has_volumes {
+            return;
+        }
+        if t == 0 {
+            let mut volumes = self.volumes.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: thread 0 alone touches the particles in this stage; the others are
+            // waiting at the barrier below. x_prev is read-only here.
+            let (x, x_prev) = unsafe {
+                (
+                    self.x.range(0..self.x.len()),
+                    &*self.x_prev.range(0..self.x_prev.len()),
+                )
+            };
+            for volume in volumes.iter_mut() {
+                if first_iteration {
+                    volume.lambda = 0.0;
+                }
+                volume.project(x, x_prev, self.inv_mass, 1.0 / h);
+            }
+        }
+        self.barrier.wait();
+    }
+
+    fn solve_contacts(&self, range: std::ops::Range<usize>) {
+        if self.colliders.is_empty() {
+            return;
+        }
+        let radius = self.params.particle_radius;
+        // SAFETY: this thread's share of the particles; contacts touch one particle each.
+        let (x, x_prev, collider_of, normal_of) = unsafe {
+            (
+                self.x.range(range.clone()),
+                &*self.x_prev.range(range.clone()),
+                self.contact_collider.range(range.clone()),
+                self.contact_normal.range(range.clone()),
+            )
+        };
+        let collides = &self.collides[range];
+        for k in (0..x.len()).filter(|&k| collides[k]) {
+            for (c, collider) in self.colliders.iter().enumerate() {
+                let margin = radius + collider.thickness;
+                if let Some(normal) = resolve_contact(
+                    &collider.shape,
+                    margin,
+                    collider.friction,
+                    &mut x[k],
+                    x_prev[k],
+                ) {
+                    collider_of[k] = c as u32;
+                    normal_of[k] = normal;
+                }
+            }
+        }
+    }
+
+    fn update_velocities(&self, range: std::ops::Range<usize>, h: f64) {
+        let params = self.params;
+        let damping = (-params.velocity_damping * h).exp();
+        let rest_speed = if params.gravity.length() > 0.0 {
+            2.0 * params.gravity.length() * h
+        } else {
+            REST_SPEED_WITHOUT_GRAVITY
+        };
+        let start = range.start;
+        // SAFETY: this thread's share of the particles.
+        let (x, x_prev, v, collider_of, normal_of) = unsafe {
+            (
+                &*self.x.range(range.clone()),
+                &*self.x_prev.range(range.clone()),
+                self.v.range(range.clone()),
+                &*self.contact_collider.range(range.clone()),
+                &*self.contact_normal.range(range.clone()),
+            )
+        };
+        let inv_mass = &self.inv_mass[range];
+        let mut first_bad = usize::MAX;
+        for k in 0..x.len() {
+            if inv_mass[k] == 0.0 {
+                v[k] = DVec3::ZERO;
+                continue;
+            }
+            let mut velocity = (x[k] - x_prev[k]) / h * damping;
+            if collider_of[k] != NO_CONTACT {
+                let n = normal_of[k];
+                // v still holds the predicted velocity (after the gravity kick).
+                let approach = v[k].dot(n);
+                if approach < 0.0 {
+                    let e = self.colliders[collider_of[k] as usize].restitution;
+                    let target = if -approach > rest_speed {
+                        -e * approach
+                    } else {
+                        0.0
+                    };
+                    velocity += n * (target - velocity.dot(n));
+                }
+            }
+            v[k] = velocity;
+            let diverged = !x[k].is_finite()
+                || !velocity.is_finite()
+                || out_of_bounds(x[k])
+                || velocity.length() > params.max_speed;
+            if diverged && first_bad == usize::MAX {
+                first_bad = start + k;
+            }
+        }
+        if first_bad != usize::MAX {
+            self.first_bad.fetch_min(first_bad, Ordering::AcqRel);
+        }
     }
 }

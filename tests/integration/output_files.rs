@@ -238,3 +238,34 @@ fn potential_energy_turns_into_kinetic_energy_in_free_fall() {
     assert!(ke > 1.0);
     assert!((total(frames.last().unwrap()) - start).abs() < 0.01 * ke);
 }
+
+#[test]
+fn divergence_stops_with_exit_1_keeps_whole_frames_and_says_where() {
+    // Free fall passes max_speed = 0.5 m/s during frame 3 (v = g t reaches 0.5 at t ≈ 0.051 s;
+    // frame 3 spans 0.042 to 0.083 s).
+    let ws = Workspace::new();
+    let scene = "[simulation]\nfps = 24.0\nframes = 10\nsubsteps = 10\nmax_speed = 0.5\n\
+                 [[object]]\nname = \"cloth\"\ngrid = { size = [1.0, 1.0], resolution = [3, 3] }\n\
+                 density = 0.1\npin = [0]\nstretch = {}\n";
+    let output = ws.run(scene, &["--format", "obj"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("diverged at frame 3, substep 3: object `cloth` vertex 1"),
+        "{stderr}"
+    );
+    for frame in 1..=2 {
+        assert_eq!(
+            obj_positions(&ws.out().join(format!("cloth.{frame:04}.obj"))).len(),
+            9
+        );
+    }
+    assert!(!ws.out().join("cloth.0003.obj").exists());
+    let records = stats(&ws.out());
+    assert_eq!(frame_records(&ws.out()).len(), 2);
+    let summary = records.last().unwrap();
+    assert_eq!(summary["status"], "diverged");
+    assert_eq!(summary["frames_written"], 2);
+    assert_eq!(summary["divergence"]["frame"], 3);
+    assert_eq!(summary["divergence"]["vertex"], 1);
+}

@@ -1,0 +1,135 @@
+//! The background writer: frame files and stats lines are encoded and written on their own
+//! thread while the solver computes the next frame.
+//!
+//! The solver hands over a snapshot (positions, velocities, the frame's stats line) through a
+//! channel with one slot, so at most one frame waits while another is written: one frame of
+//! lag, bounded memory, and the solver waits only when the disk is slower than it. Snapshot
+//! buffers travel back to be reused. Files are written in frame order, and a frame's stats
+//! line only after its files are whole.
+
+use super::frame::FrameWriter;
+use super::stats::StatsLog;
+use crate::model::ObjectLayout;
+use anyhow::{anyhow, Result};
+use glam::DVec3;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+struct Snapshot {
+    frame: u64,
+    x: Vec<DVec3>,
+    v: Vec<DVec3>,
+    stats_line: String,
+}
+
+/// What the writer thread did, returned when it finishes.
+pub struct WriterReport {
+    pub stats: StatsLog,
+    /// Frames whose files and stats line were written completely.
+    pub frames_written: u64,
+    pub bytes: u64,
+    /// Time the writer thread spent encoding and writing (overlaps the simulation).
+    pub busy: Duration,
+    /// The first I/O error, after which nothing more was written.
+    pub error: Option<anyhow::Error>,
+}
+
+pub struct BackgroundWriter {
+    sender: SyncSender<Snapshot>,
+    recycled: Receiver<Snapshot>,
+    thread: JoinHandle<WriterReport>,
+    /// Time the solver spent waiting for a free slot.
+    pub waited: Duration,
+}
+
+impl BackgroundWriter {
+    pub fn start(files: FrameWriter, stats: StatsLog, objects: Vec<ObjectLayout>) -> Result<Self> {
+        let (sender, receiver) = mpsc::sync_channel::<Snapshot>(1);
+        let (recycle, recycled) = mpsc::channel::<Snapshot>();
+        let thread = std::thread::Builder::new()
+            .name("xpbd-writer".into())
+            .spawn(move || write_loop(files, stats, objects, receiver, recycle))
+            .map_err(|e| anyhow!("cannot start the writer thread: {e}"))?;
+        Ok(BackgroundWriter {
+            sender,
+            recycled,
+            thread,
+            waited: Duration::ZERO,
+        })
+    }
+
+    /// Hands frame `frame` over for writing. Fails when the writer has stopped on an error
+    /// (call [`finish`](Self::finish) to learn it).
+    pub fn submit(
+        &mut self,
+        frame: u64,
+        x: &[DVec3],
+        v: &[DVec3],
+        stats_line: String,
+    ) -> Result<()> {
+        let mut snapshot = self.recycled.try_recv().unwrap_or(Snapshot {
+            frame,
+            x: Vec::with_capacity(x.len()),
+            v: Vec::with_capacity(v.len()),
+            stats_line: String::new(),
+        });
+        snapshot.frame = frame;
+        snapshot.x.clear();
+        snapshot.x.extend_from_slice(x);
+        snapshot.v.clear();
+        snapshot.v.extend_from_slice(v);
+        snapshot.stats_line = stats_line;
+        let start = Instant::now();
+        let sent = self.sender.send(snapshot);
+        self.waited += start.elapsed();
+        sent.map_err(|_| anyhow!("the writer stopped"))
+    }
+
+    /// Waits until every frame handed over is written and returns what the writer did.
+    pub fn finish(self) -> WriterReport {
+        drop(self.sender);
+        match self.thread.join() {
+            Ok(report) => report,
+            Err(_) => panic!("the writer thread panicked"),
+        }
+    }
+}
+
+fn write_loop(
+    mut files: FrameWriter,
+    mut stats: StatsLog,
+    objects: Vec<ObjectLayout>,
+    receiver: Receiver<Snapshot>,
+    recycle: mpsc::Sender<Snapshot>,
+) -> WriterReport {
+    let mut frames_written = 0;
+    let mut bytes = 0;
+    let mut busy = Duration::ZERO;
+    let mut error = None;
+    for snapshot in receiver {
+        let start = Instant::now();
+        let written = files
+            .write_frame(&objects, &snapshot.x, &snapshot.v, snapshot.frame)
+            .and_then(|b| stats.write_line(&snapshot.stats_line).map(|()| b));
+        busy += start.elapsed();
+        match written {
+            Ok(b) => {
+                bytes += b;
+                frames_written += 1;
+            }
+            Err(e) => {
+                error = Some(e);
+                break; // dropping the receiver makes the next submit fail
+            }
+        }
+        let _ = recycle.send(snapshot);
+    }
+    WriterReport {
+        stats,
+        frames_written,
+        bytes,
+        busy,
+        error,
+    }
+}
