@@ -31,6 +31,18 @@ pub struct FrameWriter {
     options: FrameOptions,
     buffer: Vec<u8>,
     normals: Vec<DVec3>,
+    /// Per object, the bytes that are the same in every frame (topology never changes).
+    constant_parts: Vec<ConstantParts>,
+}
+
+/// Encoded once per object: OBJ `vt` lines and `f`/`l` elements, PLY header and face/edge
+/// elements. A frame then formats only positions, normals and velocities.
+#[derive(Default)]
+struct ConstantParts {
+    obj_uvs: Vec<u8>,
+    obj_elements: Vec<u8>,
+    ply_header: Vec<u8>,
+    ply_elements: Vec<u8>,
 }
 
 /// Vertex data of one object in one frame, already converted to the output axes.
@@ -57,6 +69,7 @@ impl FrameWriter {
             options,
             buffer: Vec::new(),
             normals: Vec::new(),
+            constant_parts: Vec::new(),
         }
     }
 
@@ -74,7 +87,13 @@ impl FrameWriter {
         frame: u64,
     ) -> Result<u64> {
         let mut bytes = 0;
-        for object in objects {
+        if self.constant_parts.len() != objects.len() {
+            self.constant_parts = objects
+                .iter()
+                .map(|o| ConstantParts::encode(o, &self.options))
+                .collect();
+        }
+        for (object, constant) in objects.iter().zip(&self.constant_parts) {
             let range = object.particles.clone();
             let positions = &x[range.clone()];
             let with_normals = self.options.normals && !object.triangles.is_empty();
@@ -92,8 +111,8 @@ impl FrameWriter {
             for &format in &self.options.formats {
                 self.buffer.clear();
                 match format {
-                    Format::Obj => encode_obj(&mut self.buffer, object, &data),
-                    Format::Ply => encode_ply(&mut self.buffer, object, &data),
+                    Format::Obj => encode_obj(&mut self.buffer, object, &data, constant),
+                    Format::Ply => encode_ply(&mut self.buffer, &data, constant),
                 }
                 let path = self
                     .options
@@ -132,10 +151,109 @@ fn push_index(out: &mut Vec<u8>, index: u32, itoa: &mut itoa::Buffer) {
     out.extend_from_slice(itoa.format(index + 1).as_bytes());
 }
 
+impl ConstantParts {
+    fn encode(object: &ObjectLayout, options: &FrameOptions) -> Self {
+        let topology = &object.topology;
+        let with_normals = options.normals && !object.triangles.is_empty();
+        let with_uvs = topology.uvs.is_some();
+        let mut parts = ConstantParts::default();
+        let mut ryu = ryu::Buffer::new();
+        let mut itoa = itoa::Buffer::new();
+
+        for uv in topology.uvs.iter().flatten() {
+            parts.obj_uvs.extend_from_slice(b"vt");
+            push_f32(&mut parts.obj_uvs, uv[0] as f32, &mut ryu);
+            push_f32(&mut parts.obj_uvs, uv[1] as f32, &mut ryu);
+            parts.obj_uvs.push(b'\n');
+        }
+        let out = &mut parts.obj_elements;
+        for face in topology.faces() {
+            out.push(b'f');
+            for &k in face {
+                out.push(b' ');
+                push_index(out, k, &mut itoa);
+                match (with_uvs, with_normals) {
+                    (true, true) => {
+                        out.push(b'/');
+                        push_index(out, k, &mut itoa);
+                        out.push(b'/');
+                        push_index(out, k, &mut itoa);
+                    }
+                    (true, false) => {
+                        out.push(b'/');
+                        push_index(out, k, &mut itoa);
+                    }
+                    (false, true) => {
+                        out.extend_from_slice(b"//");
+                        push_index(out, k, &mut itoa);
+                    }
+                    (false, false) => {}
+                }
+            }
+            out.push(b'\n');
+        }
+        for &[a, b] in &topology.segments {
+            out.extend_from_slice(b"l ");
+            push_index(out, a, &mut itoa);
+            out.push(b' ');
+            push_index(out, b, &mut itoa);
+            out.push(b'\n');
+        }
+
+        let mut header = format!(
+            "ply\nformat binary_little_endian 1.0\ncomment xpbd-sim {} object {}\nelement vertex {}\n\
+             property float x\nproperty float y\nproperty float z\n",
+            env!("CARGO_PKG_VERSION"),
+            object.name,
+            topology.positions.len()
+        );
+        if with_normals {
+            header.push_str("property float nx\nproperty float ny\nproperty float nz\n");
+        }
+        if options.velocities {
+            header.push_str("property float vx\nproperty float vy\nproperty float vz\n");
+        }
+        if with_uvs {
+            header.push_str("property float s\nproperty float t\n");
+        }
+        if topology.face_count() > 0 {
+            header.push_str(&format!(
+                "element face {}\nproperty list uchar int vertex_indices\n",
+                topology.face_count()
+            ));
+        }
+        if !topology.segments.is_empty() {
+            header.push_str(&format!(
+                "element edge {}\nproperty int vertex1\nproperty int vertex2\n",
+                topology.segments.len()
+            ));
+        }
+        header.push_str("end_header\n");
+        parts.ply_header = header.into_bytes();
+        let out = &mut parts.ply_elements;
+        for face in topology.faces() {
+            // Faces have at most MAX_POLYGON_VERTICES (255) corners: enforced on import.
+            out.push(face.len() as u8);
+            for &k in face {
+                out.extend_from_slice(&(k as i32).to_le_bytes());
+            }
+        }
+        for &[a, b] in &topology.segments {
+            out.extend_from_slice(&(a as i32).to_le_bytes());
+            out.extend_from_slice(&(b as i32).to_le_bytes());
+        }
+        parts
+    }
+}
+
 /// OBJ: `o`, `v`, `vt` and `vn` one per vertex, `f i/i/i` polygons, `l a b` segments.
-fn encode_obj(out: &mut Vec<u8>, object: &ObjectLayout, data: &VertexData) {
+fn encode_obj(
+    out: &mut Vec<u8>,
+    object: &ObjectLayout,
+    data: &VertexData,
+    constant: &ConstantParts,
+) {
     let mut ryu = ryu::Buffer::new();
-    let mut itoa = itoa::Buffer::new();
     out.extend_from_slice(b"# xpbd-sim ");
     out.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
     out.extend_from_slice(b"\no ");
@@ -148,14 +266,7 @@ fn encode_obj(out: &mut Vec<u8>, object: &ObjectLayout, data: &VertexData) {
         }
         out.push(b'\n');
     }
-    if let Some(uvs) = data.uvs {
-        for uv in uvs {
-            out.extend_from_slice(b"vt");
-            push_f32(out, uv[0] as f32, &mut ryu);
-            push_f32(out, uv[1] as f32, &mut ryu);
-            out.push(b'\n');
-        }
-    }
+    out.extend_from_slice(&constant.obj_uvs);
     if let Some(normals) = data.normals {
         for &n in normals {
             out.extend_from_slice(b"vn");
@@ -165,77 +276,16 @@ fn encode_obj(out: &mut Vec<u8>, object: &ObjectLayout, data: &VertexData) {
             out.push(b'\n');
         }
     }
-    for face in object.topology.faces() {
-        out.push(b'f');
-        for &k in face {
-            out.push(b' ');
-            push_index(out, k, &mut itoa);
-            match (data.uvs.is_some(), data.normals.is_some()) {
-                (true, true) => {
-                    out.push(b'/');
-                    push_index(out, k, &mut itoa);
-                    out.push(b'/');
-                    push_index(out, k, &mut itoa);
-                }
-                (true, false) => {
-                    out.push(b'/');
-                    push_index(out, k, &mut itoa);
-                }
-                (false, true) => {
-                    out.extend_from_slice(b"//");
-                    push_index(out, k, &mut itoa);
-                }
-                (false, false) => {}
-            }
-        }
-        out.push(b'\n');
-    }
-    for &[a, b] in &object.topology.segments {
-        out.extend_from_slice(b"l ");
-        push_index(out, a, &mut itoa);
-        out.push(b' ');
-        push_index(out, b, &mut itoa);
-        out.push(b'\n');
-    }
+    out.extend_from_slice(&constant.obj_elements);
 }
 
 /// PLY `binary_little_endian 1.0`: `vertex` (`x y z`, `nx ny nz`, `vx vy vz`, `s t`),
 /// `face` (`list uchar int vertex_indices`), `edge` (`int vertex1 vertex2`).
-fn encode_ply(out: &mut Vec<u8>, object: &ObjectLayout, data: &VertexData) {
-    let topology = &object.topology;
-    let mut header = format!(
-        "ply\nformat binary_little_endian 1.0\ncomment xpbd-sim {} object {}\nelement vertex {}\n\
-         property float x\nproperty float y\nproperty float z\n",
-        env!("CARGO_PKG_VERSION"),
-        object.name,
-        data.positions.len()
-    );
-    if data.normals.is_some() {
-        header.push_str("property float nx\nproperty float ny\nproperty float nz\n");
-    }
-    if data.velocities.is_some() {
-        header.push_str("property float vx\nproperty float vy\nproperty float vz\n");
-    }
-    if data.uvs.is_some() {
-        header.push_str("property float s\nproperty float t\n");
-    }
-    if topology.face_count() > 0 {
-        header.push_str(&format!(
-            "element face {}\nproperty list uchar int vertex_indices\n",
-            topology.face_count()
-        ));
-    }
-    if !topology.segments.is_empty() {
-        header.push_str(&format!(
-            "element edge {}\nproperty int vertex1\nproperty int vertex2\n",
-            topology.segments.len()
-        ));
-    }
-    header.push_str("end_header\n");
-    out.extend_from_slice(header.as_bytes());
+fn encode_ply(out: &mut Vec<u8>, data: &VertexData, constant: &ConstantParts) {
+    out.extend_from_slice(&constant.ply_header);
     let push3 = |out: &mut Vec<u8>, v: [f32; 3]| {
         for c in v {
-            out.extend_from_slice(&c.to_le_bytes());
+            out.extend(c.to_le_bytes());
         }
     };
     for k in 0..data.positions.len() {
@@ -247,19 +297,9 @@ fn encode_ply(out: &mut Vec<u8>, object: &ObjectLayout, data: &VertexData) {
             push3(out, data.axes(velocities[k]));
         }
         if let Some(uvs) = data.uvs {
-            out.extend_from_slice(&(uvs[k][0] as f32).to_le_bytes());
-            out.extend_from_slice(&(uvs[k][1] as f32).to_le_bytes());
+            out.extend((uvs[k][0] as f32).to_le_bytes());
+            out.extend((uvs[k][1] as f32).to_le_bytes());
         }
     }
-    for face in topology.faces() {
-        // Faces have at most MAX_POLYGON_VERTICES (255) corners: enforced on import.
-        out.push(face.len() as u8);
-        for &k in face {
-            out.extend_from_slice(&(k as i32).to_le_bytes());
-        }
-    }
-    for &[a, b] in &topology.segments {
-        out.extend_from_slice(&(a as i32).to_le_bytes());
-        out.extend_from_slice(&(b as i32).to_le_bytes());
-    }
+    out.extend_from_slice(&constant.ply_elements);
 }

@@ -77,26 +77,21 @@ impl<K> ConstraintBlock<K> {
         self.items.is_empty()
     }
 
-    /// `max |C|` and the RMS of `C` over the block at positions `x` (0 for an empty block).
-    pub fn residuals<const N: usize>(&self, x: &[DVec3]) -> (f64, f64)
+    /// `max |C|` and `Σ C²` over the constraints `range` at positions `x`.
+    pub fn residual_sums<const N: usize>(&self, range: Range<usize>, x: &[DVec3]) -> (f64, f64)
     where
         K: Constraint<N>,
     {
         let mut max: f64 = 0.0;
         let mut sum_sq = 0.0;
-        for item in &self.items {
+        for item in &self.items[range] {
             let p = item.particles().map(|i| x[i as usize]);
             if let Some((c, _)) = item.evaluate(&p) {
                 max = max.max(c.abs());
                 sum_sq += c * c;
             }
         }
-        let rms = if self.items.is_empty() {
-            0.0
-        } else {
-            (sum_sq / self.items.len() as f64).sqrt()
-        };
-        (max, rms)
+        (max, sum_sq)
     }
 }
 

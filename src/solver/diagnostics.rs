@@ -1,6 +1,6 @@
 //! Per-frame figures for the stats log (SPEC §3), computed from the state at the end of the
-//! frame. Every sum runs sequentially in particle / constraint order, so the figures do not
-//! depend on threads.
+//! frame, in parallel over fixed chunks of 4096 particles or constraints whose partial results
+//! are combined in chunk order: the figures are the same bits for any thread count.
 //!
 //! Kinetic energy `Σ ½ m |v|²`; gravitational potential `−Σ m g · x` (zero at the origin);
 //! momentum `Σ m v` (free particles; pinned ones are held by the animation); residuals per kind
@@ -8,9 +8,15 @@
 //! `|p1 − p2| / d − 1`, reported as the largest magnitude; penetration is how far a colliding
 //! particle sits inside its contact margin.
 
+use super::colouring::ConstraintBlock;
 use super::step::Solver;
+use crate::constraints::Constraint;
+use glam::DVec3;
+use rayon::prelude::*;
+use rayon::ThreadPool;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FrameDiagnostics {
@@ -27,23 +33,89 @@ pub struct FrameDiagnostics {
     pub max_penetration: f64,
 }
 
+/// Elements per chunk of a reduction. Fixed (not derived from the thread count) so every sum
+/// is formed in the same order on any machine.
+const CHUNK: usize = 4096;
+
+/// `f` over fixed chunks of `0..n` on the run's threads; the results in chunk order.
+fn chunked<T: Send>(pool: &ThreadPool, n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
+    pool.install(|| {
+        (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| f(c * CHUNK..((c + 1) * CHUNK).min(n)))
+            .collect()
+    })
+}
+
+/// Per-particle sums of one chunk.
+#[derive(Default)]
+struct ParticleSums {
+    kinetic_energy: f64,
+    potential_energy: f64,
+    max_speed: f64,
+    momentum: DVec3,
+    max_penetration: f64,
+}
+
+/// `max |C|` and `Σ C²` of a block, reduced in chunk order; `(max, rms)`.
+fn block_residuals<const N: usize, K: Constraint<N> + Clone>(
+    pool: &ThreadPool,
+    block: &ConstraintBlock<K>,
+    x: &[DVec3],
+) -> (f64, f64) {
+    let parts = chunked(pool, block.len(), |range| block.residual_sums(range, x));
+    let (max, sum_sq) = parts
+        .iter()
+        .fold((0.0f64, 0.0), |(m, s), &(pm, ps)| (m.max(pm), s + ps));
+    let rms = if block.is_empty() {
+        0.0
+    } else {
+        (sum_sq / block.len() as f64).sqrt()
+    };
+    (max, rms)
+}
+
 pub fn measure(solver: &Solver) -> FrameDiagnostics {
     let model = &solver.model;
+    let pool = solver.pool();
     let p = &model.particles;
     let g = model.params.gravity;
-    let mut kinetic_energy = 0.0;
-    let mut potential_energy = 0.0;
-    let mut max_speed: f64 = 0.0;
-    let mut momentum = glam::DVec3::ZERO;
-    for i in 0..p.len() {
-        let speed_sq = p.v[i].length_squared();
-        kinetic_energy += 0.5 * p.mass[i] * speed_sq;
-        potential_energy -= p.mass[i] * g.dot(p.x[i]);
-        max_speed = max_speed.max(speed_sq.sqrt());
-        if p.inv_mass[i] > 0.0 {
-            momentum += p.v[i] * p.mass[i];
+    let collides: Vec<bool> = {
+        let mut collides = vec![false; p.len()];
+        for object in model.objects.iter().filter(|o| o.collide) {
+            collides[object.particles.clone()].fill(true);
         }
+        collides
+    };
+    let particle_parts = chunked(pool, p.len(), |range| {
+        let mut sums = ParticleSums::default();
+        for i in range {
+            let speed_sq = p.v[i].length_squared();
+            sums.kinetic_energy += 0.5 * p.mass[i] * speed_sq;
+            sums.potential_energy -= p.mass[i] * g.dot(p.x[i]);
+            sums.max_speed = sums.max_speed.max(speed_sq.sqrt());
+            if p.inv_mass[i] > 0.0 {
+                sums.momentum += p.v[i] * p.mass[i];
+                if collides[i] {
+                    for collider in &model.colliders {
+                        let margin = model.params.particle_radius + collider.thickness;
+                        let (distance, _) = collider.shape.signed_distance(p.x[i]);
+                        sums.max_penetration = sums.max_penetration.max(margin - distance);
+                    }
+                }
+            }
+        }
+        sums
+    });
+    let mut total = ParticleSums::default();
+    for part in &particle_parts {
+        total.kinetic_energy += part.kinetic_energy;
+        total.potential_energy += part.potential_energy;
+        total.max_speed = total.max_speed.max(part.max_speed);
+        total.momentum += part.momentum;
+        total.max_penetration = total.max_penetration.max(part.max_penetration);
     }
+
     let volume_values: Vec<f64> = model.volumes.iter().map(|v| v.value(&p.x)).collect();
     let volume_max = volume_values.iter().fold(0.0f64, |m, c| m.max(c.abs()));
     let volume_rms = if volume_values.is_empty() {
@@ -57,12 +129,12 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         (
             "stretch",
             model.stretch.len(),
-            model.stretch.residuals(&p.x),
+            block_residuals(pool, &model.stretch, &p.x),
         ),
         (
             "bending",
             model.bending.len(),
-            model.bending.residuals(&p.x),
+            block_residuals(pool, &model.bending, &p.x),
         ),
         ("volume", model.volumes.len(), (volume_max, volume_rms)),
     ] {
@@ -71,30 +143,23 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             residual_rms.insert(kind, rms);
         }
     }
-    let max_edge_strain = model
-        .stretch
-        .items
-        .iter()
-        .fold(0.0f64, |m, c| m.max(c.strain(&p.x).abs()));
-    let mut max_penetration: f64 = 0.0;
-    for object in model.objects.iter().filter(|o| o.collide) {
-        for i in object.particles.clone().filter(|&i| p.inv_mass[i] > 0.0) {
-            for collider in &model.colliders {
-                let margin = model.params.particle_radius + collider.thickness;
-                let (distance, _) = collider.shape.signed_distance(p.x[i]);
-                max_penetration = max_penetration.max(margin - distance);
-            }
-        }
-    }
+    let stretch = &model.stretch.items;
+    let max_edge_strain = chunked(pool, stretch.len(), |range| {
+        stretch[range]
+            .iter()
+            .fold(0.0f64, |m, c| m.max(c.strain(&p.x).abs()))
+    })
+    .into_iter()
+    .fold(0.0f64, f64::max);
     FrameDiagnostics {
-        kinetic_energy,
-        potential_energy,
-        max_speed,
-        momentum: momentum.to_array(),
+        kinetic_energy: total.kinetic_energy,
+        potential_energy: total.potential_energy,
+        max_speed: total.max_speed,
+        momentum: total.momentum.to_array(),
         residual_max,
         residual_rms,
         max_edge_strain,
         contacts: solver.contact_count(),
-        max_penetration,
+        max_penetration: total.max_penetration,
     }
 }
