@@ -159,9 +159,14 @@ fn check(path: &Path) -> Result<(), Failure> {
     }
     outln!(
         out,
-        "constraint colours: stretch {}, bending {} (volume constraints are solved one at a time)",
+        "constraint colours: stretch {}, tets {}, bending {}, isometric_bending {}, rope_bending {}, \
+         long_range {} (volumes and shape matching are solved one object at a time)",
         model.stretch.colours.len(),
-        model.bending.colours.len()
+        model.tets.colours.len(),
+        model.bending.colours.len(),
+        model.isometric_bending.colours.len(),
+        model.rope_bending.colours.len(),
+        model.long_range.colours.len()
     );
     outln!(
         out,

@@ -2,9 +2,13 @@
 //! stored by kind in colour order, colliders, and each object's layout for the writers.
 
 use crate::collision::Collider;
-use crate::constraints::{
-    dihedral::DihedralConstraint, distance::DistanceConstraint, volume::VolumeConstraint,
-};
+use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
+use crate::constraints::dihedral::DihedralConstraint;
+use crate::constraints::distance::DistanceConstraint;
+use crate::constraints::long_range::LongRangeConstraint;
+use crate::constraints::shape_matching::ShapeMatchingConstraint;
+use crate::constraints::tet_volume::TetVolumeConstraint;
+use crate::constraints::volume::VolumeConstraint;
 use crate::mesh::Mesh;
 use crate::solver::colouring::ConstraintBlock;
 use glam::DVec3;
@@ -72,23 +76,44 @@ impl SolverParams {
     }
 }
 
+/// The model: particles, constraints stored by kind (coloured blocks for the local kinds,
+/// lists for the ones that couple a whole object), colliders and the objects' layouts.
 #[derive(Debug, Clone)]
 pub struct Model {
     pub particles: Particles,
     pub objects: Vec<ObjectLayout>,
+    /// Edges of polygons, tetrahedra and lines.
     pub stretch: ConstraintBlock<DistanceConstraint>,
+    /// Per-tetrahedron volumes.
+    pub tets: ConstraintBlock<TetVolumeConstraint>,
+    /// Dihedral hinges.
     pub bending: ConstraintBlock<DihedralConstraint>,
+    /// Isometric (quadratic) hinges.
+    pub isometric_bending: ConstraintBlock<IsometricBendingConstraint>,
+    /// Curvature at every inner vertex of a polyline.
+    pub rope_bending: ConstraintBlock<RopeBendingConstraint>,
+    /// Tethers to pinned particles.
+    pub long_range: ConstraintBlock<LongRangeConstraint>,
+    /// Global volume of closed surfaces, one per object.
     pub volumes: Vec<VolumeConstraint>,
+    /// Shape-matching clusters, one per object.
+    pub shape_matching: Vec<ShapeMatchingConstraint>,
     pub colliders: Vec<Collider>,
     pub params: SolverParams,
 }
 
-/// Constraint counts by kind, in the order the stats log lists them.
+/// Constraint counts by kind, in the order the solver visits them (and the stats log uses
+/// these names).
 pub fn kind_counts(model: &Model) -> Vec<(&'static str, usize)> {
     vec![
         ("stretch", model.stretch.len()),
+        ("tets", model.tets.len()),
         ("bending", model.bending.len()),
+        ("isometric_bending", model.isometric_bending.len()),
+        ("rope_bending", model.rope_bending.len()),
         ("volume", model.volumes.len()),
+        ("shape_matching", model.shape_matching.len()),
+        ("long_range", model.long_range.len()),
     ]
 }
 
@@ -99,8 +124,18 @@ impl Model {
         let n = self.particles.len();
         let particles = n * (3 * size_of::<DVec3>() + 2 * size_of::<f64>());
         let contacts = n * (size_of::<DVec3>() + size_of::<u32>());
-        let stretch = self.stretch.len() * (size_of::<DistanceConstraint>() + size_of::<f64>());
-        let bending = self.bending.len() * (size_of::<DihedralConstraint>() + size_of::<f64>());
+        let lambda = size_of::<f64>();
+        let stretch = self.stretch.len() * (size_of::<DistanceConstraint>() + lambda)
+            + self.rope_bending.len() * (size_of::<RopeBendingConstraint>() + lambda);
+        let bending = self.bending.len() * (size_of::<DihedralConstraint>() + lambda)
+            + self.isometric_bending.len() * (size_of::<IsometricBendingConstraint>() + lambda)
+            + self.tets.len() * (size_of::<TetVolumeConstraint>() + lambda)
+            + self.long_range.len() * (size_of::<LongRangeConstraint>() + lambda)
+            + self
+                .shape_matching
+                .iter()
+                .map(|c| c.particles.len() * 32)
+                .sum::<usize>();
         let volumes: usize = self
             .volumes
             .iter()

@@ -19,7 +19,7 @@
 //! `θ − θ0 = α τ`. On a 1 m sheet of 32 × 32 particles, 1e-3 behaves like a plate and 1e2–1e4
 //! like cloth. Skipped when a triangle or the edge is degenerate.
 
-use super::Constraint;
+use super::{Constraint, Material};
 use glam::DVec3;
 use std::f64::consts::{PI, TAU};
 
@@ -29,8 +29,7 @@ pub struct DihedralConstraint {
     pub particles: [u32; 4],
     /// Rest angle θ0, radians.
     pub rest_angle: f64,
-    pub compliance: f64,
-    pub damping: f64,
+    pub material: Material,
 }
 
 /// Wraps an angle difference into (−π, π].
@@ -85,11 +84,8 @@ impl Constraint<4> for DihedralConstraint {
     fn particles(&self) -> [u32; 4] {
         self.particles
     }
-    fn compliance(&self) -> f64 {
-        self.compliance
-    }
-    fn damping(&self) -> f64 {
-        self.damping
+    fn material(&self) -> Material {
+        self.material
     }
     #[inline]
     fn evaluate(&self, p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
@@ -117,8 +113,7 @@ mod tests {
         DihedralConstraint {
             particles: [0, 1, 2, 3],
             rest_angle,
-            compliance: 0.0,
-            damping: 0.0,
+            material: Material::RIGID,
         }
     }
 
@@ -150,6 +145,7 @@ mod tests {
             DVec3::new(0.8, -0.5, 0.9),
         ];
         assert_gradient_matches_finite_differences(&hinge(0.0), p, 1e-5);
+        crate::constraints::testing::assert_conserves_momentum(&hinge(0.3), p);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Compliance in m/N: under a tension T the edge settles at extension `α T`. Skipped when the
 //! two particles coincide (the direction is undefined).
 
-use super::Constraint;
+use super::{Constraint, Material};
 use glam::DVec3;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -12,8 +12,7 @@ pub struct DistanceConstraint {
     pub particles: [u32; 2],
     /// Rest length d, metres.
     pub rest_length: f64,
-    pub compliance: f64,
-    pub damping: f64,
+    pub material: Material,
 }
 
 impl DistanceConstraint {
@@ -28,11 +27,8 @@ impl Constraint<2> for DistanceConstraint {
     fn particles(&self) -> [u32; 2] {
         self.particles
     }
-    fn compliance(&self) -> f64 {
-        self.compliance
-    }
-    fn damping(&self) -> f64 {
-        self.damping
+    fn material(&self) -> Material {
+        self.material
     }
     #[inline]
     fn evaluate(&self, p: &[DVec3; 2]) -> Option<(f64, [DVec3; 2])> {
@@ -56,8 +52,10 @@ mod tests {
         DistanceConstraint {
             particles: [0, 1],
             rest_length,
-            compliance,
-            damping: 0.0,
+            material: Material::Compliant {
+                compliance,
+                damping: 0.0,
+            },
         }
     }
 
@@ -67,6 +65,7 @@ mod tests {
         let rest = p[0].distance(p[1]);
         assert!(edge(rest, 0.0).evaluate(&p).unwrap().0.abs() < 1e-15);
         assert_gradient_matches_finite_differences(&edge(0.5, 0.0), p, 1e-6);
+        crate::constraints::testing::assert_conserves_momentum(&edge(0.5, 0.0), p);
     }
 
     #[test]

@@ -15,22 +15,87 @@
 //! term vanishes. Because `α̃` scales with `1/h²` and λ accumulates the force × h², the
 //! equilibrium of a compliant constraint under a load F is `C = −α F` whatever the substeps and
 //! iterations: the stiffness is a material property, not a solver artefact.
+//!
+//! In PBD mode (`solver = "pbd"`, Müller et al. 2007) a constraint has a stiffness instead:
+//! `Δλ = −k' C / Σ_i w_i |∇_i C|²` with `k' = 1 − (1 − k)^(1/n)` for n iterations per substep,
+//! which removes the dependence on the iteration count but not on the time step.
 
+pub mod curvature;
 pub mod dihedral;
 pub mod distance;
+pub mod long_range;
+pub mod shape_matching;
+pub mod tet_volume;
 pub mod volume;
 
 use glam::DVec3;
 
+/// How a constraint resists being violated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Material {
+    /// XPBD: compliance α (inverse stiffness, in the units of `C` per newton, or per N·m) and
+    /// damping β (eq. 26; no effect when α = 0).
+    Compliant { compliance: f64, damping: f64 },
+    /// PBD: stiffness `k'` in [0, 1], already corrected for the iteration count.
+    Stiff { stiffness: f64 },
+}
+
+impl Material {
+    /// Rigid in either mode.
+    pub const RIGID: Material = Material::Compliant {
+        compliance: 0.0,
+        damping: 0.0,
+    };
+
+    /// PBD stiffness `k` per iteration corrected for `iterations` per substep:
+    /// `k' = 1 − (1 − k)^(1/n)`.
+    pub fn pbd(stiffness: f64, iterations: usize) -> Material {
+        Material::Stiff {
+            stiffness: 1.0 - (1.0 - stiffness).powf(1.0 / iterations as f64),
+        }
+    }
+
+    /// Δλ for a constraint of value `c`, current multiplier `lambda`, `Σ w |∇C|²`,
+    /// `Σ ∇C · (p − x_prev)` and substep reciprocal `inv_h`.
+    #[inline]
+    pub fn delta_lambda(
+        self,
+        c: f64,
+        lambda: f64,
+        w_grad_sq: f64,
+        grad_dot_dx: f64,
+        inv_h: f64,
+    ) -> f64 {
+        match self {
+            Material::Compliant {
+                compliance,
+                damping,
+            } => delta_lambda(
+                c,
+                lambda,
+                w_grad_sq,
+                grad_dot_dx,
+                compliance * inv_h * inv_h,
+                compliance * damping * inv_h,
+            ),
+            Material::Stiff { stiffness } if w_grad_sq > 0.0 => -stiffness * c / w_grad_sq,
+            Material::Stiff { .. } => 0.0,
+        }
+    }
+
+    /// Whether the damping term needs `Σ ∇C · (p − x_prev)`.
+    #[inline]
+    pub fn is_damped(self) -> bool {
+        matches!(self, Material::Compliant { compliance, damping } if compliance != 0.0 && damping != 0.0)
+    }
+}
+
 /// A constraint on `N` particles.
 pub trait Constraint<const N: usize>: Sync + Send {
     fn particles(&self) -> [u32; N];
-    /// Compliance α (inverse stiffness), in the units of `C` per newton (or per N·m).
-    fn compliance(&self) -> f64;
-    /// XPBD damping β (eq. 26); no effect when the compliance is 0.
-    fn damping(&self) -> f64;
-    /// `C(p)` and `∇_i C` at `p`, or `None` where the gradient is undefined (degenerate
-    /// geometry), in which case the constraint is skipped for this projection.
+    fn material(&self) -> Material;
+    /// `C(p)` and `∇_i C` at `p`, or `None` where the constraint does not act: an undefined
+    /// gradient (degenerate geometry) or an inequality that holds; it is then skipped.
     fn evaluate(&self, p: &[DVec3; N]) -> Option<(f64, [DVec3; N])>;
 }
 
@@ -94,27 +159,46 @@ pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     if w_grad_sq == 0.0 {
         return;
     }
-    let alpha = constraint.compliance();
-    let alpha_tilde = alpha * inv_h * inv_h;
-    let gamma = alpha * constraint.damping() * inv_h;
+    let material = constraint.material();
     let mut grad_dot_dx = 0.0;
-    if gamma != 0.0 {
+    if material.is_damped() {
         for k in 0..N {
             grad_dot_dx += grad[k].dot(p[k] - x_prev[indices[k] as usize]);
         }
     }
-    let dl = delta_lambda(c, *lambda, w_grad_sq, grad_dot_dx, alpha_tilde, gamma);
+    let dl = material.delta_lambda(c, *lambda, w_grad_sq, grad_dot_dx, inv_h);
     *lambda += dl;
     for k in 0..N {
-        x.add(indices[k] as usize, grad[k] * (w[k] * dl));
+        // Pinned particles (w = 0) are never written: several threads may read them at once.
+        if w[k] != 0.0 {
+            x.add(indices[k] as usize, grad[k] * (w[k] * dl));
+        }
     }
 }
 
 #[cfg(test)]
 pub(crate) mod testing {
-    //! Shared checks every constraint kind runs: gradients against central differences.
+    //! Shared checks every constraint kind runs: gradients against central differences, and
+    //! the momentum conservation that follows from translation and rotation invariance.
     use super::Constraint;
     use glam::DVec3;
+
+    /// `Σ ∇_i C = 0` (the correction conserves linear momentum) and `Σ p_i × ∇_i C = 0` (and
+    /// angular momentum), for a constraint that only depends on the shape of its particles.
+    pub fn assert_conserves_momentum<const N: usize, K: Constraint<N>>(
+        constraint: &K,
+        p: [DVec3; N],
+    ) {
+        let (_, grad) = constraint.evaluate(&p).expect("non-degenerate test state");
+        let linear: DVec3 = grad.iter().copied().sum();
+        let angular: DVec3 = (0..N).map(|i| p[i].cross(grad[i])).sum();
+        let scale = grad.iter().map(|g| g.length()).fold(0.0, f64::max);
+        assert!(linear.length() < 1e-12 * scale, "Σ ∇C = {linear}");
+        assert!(
+            angular.length() < 1e-12 * scale * 10.0,
+            "Σ p × ∇C = {angular}"
+        );
+    }
 
     /// Asserts `∇C` matches central finite differences of `C` at `p` within `tolerance`.
     pub fn assert_gradient_matches_finite_differences<const N: usize, K: Constraint<N>>(

@@ -13,7 +13,7 @@
 //! One constraint couples every particle of the object, so it is not coloured: it is solved
 //! by one pass over the object's triangles with a gradient buffer owned by the constraint.
 
-use super::delta_lambda;
+use super::Material;
 use glam::DVec3;
 use std::ops::Range;
 
@@ -24,8 +24,7 @@ pub struct VolumeConstraint {
     pub triangles: Vec<[u32; 3]>,
     /// `pressure · V0`, m³.
     pub target_volume: f64,
-    pub compliance: f64,
-    pub damping: f64,
+    pub material: Material,
     pub lambda: f64,
     /// ∇C per particle of `particles` (scratch, reused every projection).
     gradient: Vec<DVec3>,
@@ -45,16 +44,14 @@ impl VolumeConstraint {
         particles: Range<usize>,
         triangles: Vec<[u32; 3]>,
         target_volume: f64,
-        compliance: f64,
-        damping: f64,
+        material: Material,
     ) -> Self {
         let gradient = vec![DVec3::ZERO; particles.len()];
         VolumeConstraint {
             particles,
             triangles,
             target_volume,
-            compliance,
-            damping,
+            material,
             lambda: 0.0,
             gradient,
         }
@@ -86,9 +83,9 @@ impl VolumeConstraint {
             w_grad_sq += inv_mass[i] * g.length_squared();
             grad_dot_dx += g.dot(x[i] - x_prev[i]);
         }
-        let alpha_tilde = self.compliance * inv_h * inv_h;
-        let gamma = self.compliance * self.damping * inv_h;
-        let dl = delta_lambda(c, self.lambda, w_grad_sq, grad_dot_dx, alpha_tilde, gamma);
+        let dl = self
+            .material
+            .delta_lambda(c, self.lambda, w_grad_sq, grad_dot_dx, inv_h);
         self.lambda += dl;
         for (k, g) in self.gradient.iter().enumerate() {
             let i = offset + k;
@@ -107,7 +104,7 @@ mod tests {
         let triangles = mesh.triangles();
         let v0 = enclosed_volume(&mesh.positions, &triangles);
         let n = mesh.positions.len();
-        let constraint = VolumeConstraint::new(0..n, triangles, pressure * v0, 0.0, 0.0);
+        let constraint = VolumeConstraint::new(0..n, triangles, pressure * v0, Material::RIGID);
         (mesh.positions, constraint)
     }
 

@@ -5,6 +5,7 @@
 pub mod obj;
 pub mod ply;
 pub mod primitives;
+pub mod tetgen;
 
 use glam::DVec3;
 
@@ -26,6 +27,8 @@ pub struct Mesh {
     pub face_offsets: Vec<u32>,
     /// Line segments (rope edges), in file order.
     pub segments: Vec<[u32; 2]>,
+    /// Tetrahedra of a volumetric mesh; its faces are then the boundary triangles.
+    pub tets: Vec<[u32; 4]>,
     /// Things a user should hear about that do not stop the import (shown by `check`).
     pub warnings: Vec<String>,
 }
@@ -70,13 +73,16 @@ impl Mesh {
         triangles
     }
 
-    /// Every distinct edge of the triangulated polygons (polygon sides and the fan diagonals)
-    /// plus the line segments, as `(min, max)` pairs in sorted order. Degenerate edges (a
-    /// vertex to itself) are dropped.
+    /// Every distinct edge of the triangulated polygons (polygon sides and the fan diagonals),
+    /// of the tetrahedra and the line segments, as `(min, max)` pairs in sorted order.
+    /// Degenerate edges (a vertex to itself) are dropped.
     pub fn unique_edges(&self) -> Vec<[u32; 2]> {
         let mut edges: Vec<[u32; 2]> = Vec::with_capacity(self.face_indices.len() * 2);
         for [a, b, c] in self.triangles() {
             edges.extend([[a, b], [b, c], [c, a]]);
+        }
+        for &[a, b, c, d] in &self.tets {
+            edges.extend([[a, b], [a, c], [a, d], [b, c], [b, d], [c, d]]);
         }
         edges.extend(self.segments.iter().copied());
         for edge in &mut edges {
@@ -86,6 +92,43 @@ impl Mesh {
         edges.sort_unstable();
         edges.dedup();
         edges
+    }
+
+    /// Sets the faces to the boundary of the tetrahedra: the triangles used by exactly one
+    /// tetrahedron, oriented outward, in the order their tetrahedra come.
+    pub fn set_boundary_faces(&mut self) {
+        let mut faces: Vec<([u32; 3], [u32; 3])> = Vec::with_capacity(self.tets.len() * 4);
+        for &tet in &self.tets {
+            let p = tet.map(|i| self.positions[i as usize]);
+            let positive = (p[1] - p[0]).cross(p[2] - p[0]).dot(p[3] - p[0]) >= 0.0;
+            let [a, b, c, d] = tet;
+            // Outward for a positively oriented tetrahedron; reversed otherwise.
+            for face in [[b, c, d], [a, d, c], [a, b, d], [a, c, b]] {
+                let oriented = if positive {
+                    face
+                } else {
+                    [face[0], face[2], face[1]]
+                };
+                let mut key = face;
+                key.sort_unstable();
+                faces.push((key, oriented));
+            }
+        }
+        let mut order: Vec<usize> = (0..faces.len()).collect();
+        order.sort_by_key(|&k| faces[k].0);
+        let mut boundary = vec![false; faces.len()];
+        for group in order.chunk_by(|&x, &y| faces[x].0 == faces[y].0) {
+            if let [only] = group {
+                boundary[*only] = true;
+            }
+        }
+        self.face_indices.clear();
+        self.face_offsets = vec![0];
+        for (k, (_, oriented)) in faces.iter().enumerate() {
+            if boundary[k] {
+                self.push_face(oriented);
+            }
+        }
     }
 
     /// Applies `f` to every position (placement: scale, rotate, translate).

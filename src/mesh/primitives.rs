@@ -198,6 +198,57 @@ pub fn box_surface(size: [f64; 3], n: [usize; 3]) -> Mesh {
     mesh
 }
 
+/// Vertices of a box filled with tetrahedra: the whole lattice.
+pub fn box_lattice_count(n: [u64; 3]) -> Option<u64> {
+    n[0].checked_mul(n[1])?.checked_mul(n[2])
+}
+
+/// A box of full extents `size` centred on the origin filled with tetrahedra: every lattice
+/// point of `n[0] × n[1] × n[2]` is a vertex (x fastest, then y, then z), every cell is split
+/// into six tetrahedra around its main diagonal (a Kuhn split, so neighbouring cells share
+/// faces), and the faces are the outward boundary triangles.
+pub fn box_tets(size: [f64; 3], n: [usize; 3]) -> Mesh {
+    let mut mesh = Mesh::new();
+    let index = |i: usize, j: usize, k: usize| ((k * n[1] + j) * n[0] + i) as u32;
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                mesh.positions.push(DVec3::new(
+                    (i as f64 / (n[0] - 1) as f64 - 0.5) * size[0],
+                    (j as f64 / (n[1] - 1) as f64 - 0.5) * size[1],
+                    (k as f64 / (n[2] - 1) as f64 - 0.5) * size[2],
+                ));
+            }
+        }
+    }
+    // Corner c of a cell: bit 0 = +x, bit 1 = +y, bit 2 = +z. Six tetrahedra share 0–7.
+    const KUHN: [[usize; 4]; 6] = [
+        [0, 1, 3, 7],
+        [0, 1, 5, 7],
+        [0, 2, 3, 7],
+        [0, 2, 6, 7],
+        [0, 4, 5, 7],
+        [0, 4, 6, 7],
+    ];
+    for k in 0..n[2] - 1 {
+        for j in 0..n[1] - 1 {
+            for i in 0..n[0] - 1 {
+                let corner = |c: usize| index(i + (c & 1), j + ((c >> 1) & 1), k + ((c >> 2) & 1));
+                for tet in KUHN {
+                    let mut tet = tet.map(corner);
+                    let p = tet.map(|v| mesh.positions[v as usize]);
+                    if (p[1] - p[0]).cross(p[2] - p[0]).dot(p[3] - p[0]) < 0.0 {
+                        tet.swap(2, 3);
+                    }
+                    mesh.tets.push(tet);
+                }
+            }
+        }
+    }
+    mesh.set_boundary_faces();
+    mesh
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,6 +313,25 @@ mod tests {
         for &(a, b) in &directed {
             assert!(directed.binary_search(&(b, a)).is_ok());
         }
+    }
+
+    #[test]
+    fn box_tets_fill_the_volume_and_bound_it_like_the_surface_box() {
+        let mesh = box_tets([1.0, 2.0, 3.0], [3, 4, 5]);
+        assert_eq!(mesh.positions.len(), 60);
+        assert_eq!(mesh.tets.len(), 2 * 3 * 4 * 6);
+        let volume: f64 = mesh
+            .tets
+            .iter()
+            .map(|t| {
+                let p = t.map(|i| mesh.positions[i as usize]);
+                (p[1] - p[0]).cross(p[2] - p[0]).dot(p[3] - p[0]) / 6.0
+            })
+            .sum();
+        assert!((volume - 6.0).abs() < 1e-12);
+        // Boundary: two triangles per surface cell, enclosing the same volume outward.
+        assert_eq!(mesh.face_count(), 2 * 2 * (2 * 3 + 3 * 4 + 2 * 4));
+        assert!((enclosed_volume(&mesh) - 6.0).abs() < 1e-12);
     }
 
     #[test]

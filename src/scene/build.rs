@@ -3,12 +3,19 @@
 //! allocated; problems name the object's key path.
 
 use super::load::LoadedScene;
-use super::types::{self, ColliderShape, Object, SceneFile};
+use super::types::{
+    self, Bending, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind,
+};
 use crate::collision::{Collider, Shape};
+use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::{dihedral_angle, DihedralConstraint};
 use crate::constraints::distance::DistanceConstraint;
+use crate::constraints::long_range::LongRangeConstraint;
+use crate::constraints::shape_matching::ShapeMatchingConstraint;
+use crate::constraints::tet_volume::{tet_volume, TetVolumeConstraint};
 use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
-use crate::mesh::{obj, ply, primitives, Mesh};
+use crate::constraints::Material;
+use crate::mesh::{obj, ply, primitives, tetgen, Mesh};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams};
 use crate::solver::colouring::ConstraintBlock;
 use anyhow::{anyhow, bail, Context, Result};
@@ -31,15 +38,37 @@ pub struct Built {
     pub warnings: Vec<String>,
 }
 
+/// Constraints of every kind, gathered object by object before colouring.
+#[derive(Default)]
+struct Constraints {
+    stretch: Vec<DistanceConstraint>,
+    tets: Vec<TetVolumeConstraint>,
+    bending: Vec<DihedralConstraint>,
+    isometric_bending: Vec<IsometricBendingConstraint>,
+    rope_bending: Vec<RopeBendingConstraint>,
+    long_range: Vec<LongRangeConstraint>,
+    volumes: Vec<VolumeConstraint>,
+    shape_matching: Vec<ShapeMatchingConstraint>,
+}
+
+/// The [`Material`] a constraint table asks for under the scene's solver.
+fn material(table: &dyn Resistance, solver: SolverKind, iterations: usize) -> Material {
+    match solver {
+        SolverKind::Xpbd => Material::Compliant {
+            compliance: table.compliance().unwrap_or(0.0),
+            damping: table.damping().unwrap_or(0.0),
+        },
+        SolverKind::Pbd => Material::pbd(table.stiffness().unwrap_or(1.0), iterations),
+    }
+}
+
 pub fn build(scene: &LoadedScene) -> Result<Built> {
     let file = &scene.file;
     check_size(file)?;
     let mut warnings = Vec::new();
     let mut particles = Particles::default();
     let mut objects = Vec::new();
-    let mut stretch = Vec::new();
-    let mut bending = Vec::new();
-    let mut volumes = Vec::new();
+    let mut constraints = Constraints::default();
 
     for (k, object) in file.objects.iter().enumerate() {
         let key = format!("object[{k}] ({})", object.name);
@@ -63,8 +92,6 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             bail!("{key}: the geometry has no vertices");
         }
         let triangles = mesh.triangles();
-        // Degeneracy thresholds are relative to the object's size, so tiny objects work too.
-        let size = bounding_box_diagonal(&mesh.positions);
         let masses = lumped_masses(&mesh, &triangles, object, &key, &mut warnings)?;
         let pinned = pinned_particles(&mesh, object, &key, &mut warnings)?;
         let velocity = DVec3::from_array(object.velocity);
@@ -79,7 +106,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 .v
                 .push(if pinned[i] { DVec3::ZERO } else { velocity });
         }
-        let global = |i: u32| i + offset as u32;
+        let size = bounding_box_diagonal(&mesh.positions);
         let degenerate = triangles
             .iter()
             .filter(|t| triangle_area(&mesh.positions, t) <= 1e-12 * size * size)
@@ -89,77 +116,18 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 "{key}: {degenerate} degenerate (zero-area) triangles"
             ));
         }
-
-        if let Some(table) = &object.stretch {
-            for [a, b] in mesh.unique_edges() {
-                let rest_length = mesh.positions[a as usize].distance(mesh.positions[b as usize]);
-                if rest_length <= 1e-12 * size {
-                    continue;
-                }
-                stretch.push(DistanceConstraint {
-                    particles: [global(a), global(b)],
-                    rest_length,
-                    compliance: table.compliance,
-                    damping: table.damping,
-                });
-            }
-        }
-        if let Some(table) = &object.bending {
-            if triangles.is_empty() {
-                bail!("{key}.bending: needs triangles (faces); rope bending is not available in this version");
-            }
-            let (hinges, non_manifold) = hinges(&triangles);
-            if non_manifold > 0 {
-                warnings.push(format!(
-                    "{key}.bending: {non_manifold} non-manifold edges (shared by more than two faces) get no bending"
-                ));
-            }
-            for stencil in hinges {
-                let p = stencil.map(|i| mesh.positions[i as usize]);
-                let Some((rest_angle, _)) = dihedral_angle(&p) else {
-                    continue;
-                };
-                bending.push(DihedralConstraint {
-                    particles: stencil.map(global),
-                    rest_angle,
-                    compliance: table.compliance,
-                    damping: table.damping,
-                });
-            }
-        }
-        if let Some(table) = &object.volume {
-            if triangles.is_empty() {
-                bail!("{key}.volume: needs a closed surface of faces, and this geometry has none");
-            }
-            let open = open_edges(&triangles);
-            if open > 0 {
-                bail!(
-                    "{key}.volume: needs a closed surface, but {open} edges border only one face \
-                     (use a closed mesh, `sphere` or `box`)"
-                );
-            }
-            let rest = enclosed_volume(&mesh.positions, &triangles);
-            if rest.abs() <= 1e-12 * size.powi(3) {
-                bail!("{key}.volume: the surface encloses no volume");
-            }
-            if rest < 0.0 {
-                warnings.push(format!(
-                    "{key}.volume: faces point inward (negative volume); it still works"
-                ));
-            }
-            volumes.push(VolumeConstraint::new(
-                offset..offset + n,
-                triangles.iter().map(|t| t.map(global)).collect(),
-                table.pressure * rest,
-                table.compliance,
-                table.damping,
-            ));
-        }
-        if object.bending.is_none() && object.stretch.is_none() && object.volume.is_none() {
-            warnings.push(format!(
-                "{key}: no constraint kind is on; its particles fall freely"
-            ));
-        }
+        let part = ObjectPart {
+            mesh: &mesh,
+            triangles: &triangles,
+            masses: &masses,
+            pinned: &pinned,
+            offset,
+            size,
+            key: &key,
+            solver: file.simulation.solver,
+            iterations: file.simulation.iterations as usize,
+        };
+        part.add_constraints(object, &mut constraints, &mut warnings)?;
         objects.push(ObjectLayout {
             name: object.name.clone(),
             particles: offset..offset + n,
@@ -170,14 +138,19 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         });
     }
 
-    let particle_count = particles.len();
+    let inv_mass = &particles.inv_mass;
     let sim = &file.simulation;
     let model = Model {
+        stretch: ConstraintBlock::new(constraints.stretch, inv_mass),
+        tets: ConstraintBlock::new(constraints.tets, inv_mass),
+        bending: ConstraintBlock::new(constraints.bending, inv_mass),
+        isometric_bending: ConstraintBlock::new(constraints.isometric_bending, inv_mass),
+        rope_bending: ConstraintBlock::new(constraints.rope_bending, inv_mass),
+        long_range: ConstraintBlock::new(constraints.long_range, inv_mass),
+        volumes: constraints.volumes,
+        shape_matching: constraints.shape_matching,
         particles,
         objects,
-        stretch: ConstraintBlock::new(stretch, particle_count),
-        bending: ConstraintBlock::new(bending, particle_count),
-        volumes,
         colliders: file.colliders.iter().map(collider).collect(),
         params: SolverParams {
             fps: sim.fps,
@@ -190,6 +163,235 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         },
     };
     Ok(Built { model, warnings })
+}
+
+/// One object's placed geometry, masses and pins, while its constraints are made.
+struct ObjectPart<'a> {
+    mesh: &'a Mesh,
+    triangles: &'a [[u32; 3]],
+    masses: &'a [f64],
+    pinned: &'a [bool],
+    /// Index of the object's first particle.
+    offset: usize,
+    /// Bounding-box diagonal: the scale for degeneracy thresholds.
+    size: f64,
+    key: &'a str,
+    solver: SolverKind,
+    iterations: usize,
+}
+
+impl ObjectPart<'_> {
+    fn global(&self, i: u32) -> u32 {
+        i + self.offset as u32
+    }
+
+    fn material(&self, table: &dyn Resistance) -> Material {
+        material(table, self.solver, self.iterations)
+    }
+
+    fn distance(&self, [a, b]: [u32; 2], material: Material) -> Option<DistanceConstraint> {
+        let rest_length = self.mesh.positions[a as usize].distance(self.mesh.positions[b as usize]);
+        (rest_length > 1e-12 * self.size).then(|| DistanceConstraint {
+            particles: [self.global(a), self.global(b)],
+            rest_length,
+            material,
+        })
+    }
+
+    fn add_constraints(
+        &self,
+        object: &Object,
+        out: &mut Constraints,
+        warnings: &mut Vec<String>,
+    ) -> Result<()> {
+        let (mesh, key) = (self.mesh, self.key);
+        if let Some(table) = &object.stretch {
+            let material = self.material(table);
+            out.stretch.extend(
+                mesh.unique_edges()
+                    .into_iter()
+                    .filter_map(|e| self.distance(e, material)),
+            );
+        }
+        if let Some(table) = &object.tets {
+            if mesh.tets.is_empty() {
+                bail!("{key}.tets: needs a tetrahedral geometry: a TetGen `mesh = \"….node\"` or a `box`");
+            }
+            let material = self.material(table);
+            for &tet in &mesh.tets {
+                let p = tet.map(|i| mesh.positions[i as usize]);
+                let rest_volume = tet_volume(&p);
+                if rest_volume.abs() <= 1e-12 * self.size.powi(3) {
+                    continue;
+                }
+                out.tets.push(TetVolumeConstraint {
+                    particles: tet.map(|i| self.global(i)),
+                    rest_volume,
+                    material,
+                });
+            }
+            if object.stretch.is_none() {
+                warnings.push(format!("{key}.tets: without `stretch` nothing resists shear; add `stretch` for the edges"));
+            }
+        }
+        if let Some(table) = &object.bending {
+            self.add_bending(table, out, warnings)?;
+        }
+        if let Some(table) = &object.volume {
+            if self.triangles.is_empty() {
+                bail!("{key}.volume: needs a closed surface of faces, and this geometry has none");
+            }
+            let open = open_edges(self.triangles);
+            if open > 0 {
+                bail!(
+                    "{key}.volume: needs a closed surface, but {open} edges border only one face \
+                     (use a closed mesh, `sphere` or `box`)"
+                );
+            }
+            let rest = enclosed_volume(&mesh.positions, self.triangles);
+            if rest.abs() <= 1e-12 * self.size.powi(3) {
+                bail!("{key}.volume: the surface encloses no volume");
+            }
+            if rest < 0.0 {
+                warnings.push(format!(
+                    "{key}.volume: faces point inward (negative volume); it still works"
+                ));
+            }
+            let n = mesh.positions.len();
+            out.volumes.push(VolumeConstraint::new(
+                self.offset..self.offset + n,
+                self.triangles
+                    .iter()
+                    .map(|t| t.map(|i| self.global(i)))
+                    .collect(),
+                table.pressure * rest,
+                self.material(table),
+            ));
+        }
+        if let Some(table) = &object.shape_matching {
+            let n = mesh.positions.len();
+            out.shape_matching.push(ShapeMatchingConstraint::new(
+                self.offset..self.offset + n,
+                &mesh.positions,
+                self.masses,
+                self.material(table),
+            ));
+        }
+        if let Some(table) = &object.long_range {
+            self.add_tethers(table.max_stretch, out)?;
+        }
+        let kinds = [
+            object.stretch.is_some(),
+            object.bending.is_some(),
+            object.volume.is_some(),
+            object.tets.is_some(),
+            object.shape_matching.is_some(),
+            object.long_range.is_some(),
+        ];
+        if !kinds.contains(&true) {
+            warnings.push(format!(
+                "{key}: no constraint kind is on; its particles fall freely"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Hinges across edges shared by two triangles (dihedral or isometric), and distance
+    /// constraints between particles two apart along line segments (rope bending).
+    fn add_bending(
+        &self,
+        table: &Bending,
+        out: &mut Constraints,
+        warnings: &mut Vec<String>,
+    ) -> Result<()> {
+        let (mesh, key) = (self.mesh, self.key);
+        if self.triangles.is_empty() && mesh.segments.is_empty() {
+            bail!("{key}.bending: needs faces or line segments");
+        }
+        let material = self.material(table);
+        let (stencils, non_manifold) = hinges(self.triangles);
+        if non_manifold > 0 {
+            warnings.push(format!(
+                "{key}.bending: {non_manifold} non-manifold edges (shared by more than two faces) get no bending"
+            ));
+        }
+        for stencil in stencils {
+            let p = stencil.map(|i| mesh.positions[i as usize]);
+            let particles = stencil.map(|i| self.global(i));
+            match table.model {
+                BendingModel::Dihedral => {
+                    if let Some((rest_angle, _)) = dihedral_angle(&p) {
+                        out.bending.push(DihedralConstraint {
+                            particles,
+                            rest_angle,
+                            material,
+                        });
+                    }
+                }
+                BendingModel::Isometric => {
+                    out.isometric_bending
+                        .extend(IsometricBendingConstraint::isometric(
+                            particles, &p, material,
+                        ));
+                }
+            }
+        }
+        for [a, b, c] in polyline_bends(&mesh.segments) {
+            let rest = [a, b, c].map(|i| mesh.positions[i as usize]);
+            let particles = [a, b, c].map(|i| self.global(i));
+            out.rope_bending
+                .extend(RopeBendingConstraint::rope(particles, &rest, material));
+        }
+        Ok(())
+    }
+
+    /// A tether from every free particle to its nearest pinned particle (rest distance; the
+    /// lower index on a tie).
+    fn add_tethers(&self, max_stretch: f64, out: &mut Constraints) -> Result<()> {
+        let positions = &self.mesh.positions;
+        let anchors: Vec<usize> = (0..positions.len()).filter(|&i| self.pinned[i]).collect();
+        if anchors.is_empty() {
+            bail!(
+                "{}.long_range: tethers need pinned particles (`pin` or `pin_region`)",
+                self.key
+            );
+        }
+        for i in (0..positions.len()).filter(|&i| !self.pinned[i]) {
+            let (distance, anchor) = anchors
+                .iter()
+                .map(|&a| (positions[i].distance(positions[a]), a))
+                .fold((f64::INFINITY, 0), |best, candidate| {
+                    if candidate.0 < best.0 {
+                        candidate
+                    } else {
+                        best
+                    }
+                });
+            out.long_range.push(LongRangeConstraint {
+                particles: [self.global(i as u32), self.global(anchor as u32)],
+                max_length: max_stretch * distance,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// For every vertex joined to exactly two others by line segments, `[first, vertex, second]`
+/// (neighbours in index order): where rope bending acts.
+fn polyline_bends(segments: &[[u32; 2]]) -> Vec<[u32; 3]> {
+    let mut ends: Vec<(u32, u32)> = segments
+        .iter()
+        .flat_map(|&[a, b]| [(a, b), (b, a)])
+        .filter(|(a, b)| a != b)
+        .collect();
+    ends.sort_unstable();
+    ends.dedup();
+    ends.chunk_by(|x, y| x.0 == y.0)
+        .filter_map(|group| match group {
+            [(middle, a), (_, b)] => Some([*a, *middle, *b]),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Refuses scenes whose primitives would need more particles or memory than this machine has,
@@ -210,7 +412,12 @@ fn check_size(file: &SceneFile) -> Result<()> {
                 "sphere.subdivisions",
             )
         } else if let Some(b) = &object.box_shape {
-            (primitives::box_vertex_count(b.resolution), "box.resolution")
+            let count = if object.tets.is_some() {
+                primitives::box_lattice_count(b.resolution)
+            } else {
+                primitives::box_vertex_count(b.resolution)
+            };
+            (count, "box.resolution")
         } else {
             continue;
         };
@@ -264,7 +471,8 @@ fn geometry(object: &Object, base_dir: &Path) -> Result<Mesh> {
         return match extension.as_deref() {
             Some("obj") => obj::read_obj(&full),
             Some("ply") => ply::read_ply(&full),
-            _ => Err(anyhow!("mesh: `{path}` is neither .obj nor .ply")),
+            Some("node") => tetgen::read_tetgen(&full),
+            _ => Err(anyhow!("`{path}` is not .obj, .ply or a TetGen .node")),
         }
         .context("mesh");
     }
@@ -283,10 +491,12 @@ fn geometry(object: &Object, base_dir: &Path) -> Result<Mesh> {
         return Ok(primitives::sphere(s.radius, s.subdivisions as u32));
     }
     if let Some(b) = &object.box_shape {
-        return Ok(primitives::box_surface(
-            b.size,
-            b.resolution.map(|n| n as usize),
-        ));
+        let n = b.resolution.map(|n| n as usize);
+        return Ok(if object.tets.is_some() {
+            primitives::box_tets(b.size, n)
+        } else {
+            primitives::box_surface(b.size, n)
+        });
     }
     bail!("no geometry")
 }
@@ -317,8 +527,10 @@ fn triangle_area(positions: &[DVec3], &[a, b, c]: &[u32; 3]) -> f64 {
     0.5 * (p(b) - p(a)).cross(p(c) - p(a)).length()
 }
 
-/// Lumped masses: a triangle gives area/3 to each corner, a line segment length/2 to each
-/// end; times the density, or scaled to the total `mass`; or `particle_mass` each.
+/// Lumped masses: a tetrahedral geometry gives volume/4 of each tetrahedron to each corner
+/// (density in kg/m³); otherwise a triangle gives area/3 to each corner and a line segment
+/// length/2 to each end; times the density, or scaled to the total `mass`; or `particle_mass`
+/// each.
 /// Vertices no face or line uses get the mean mass of the others (with a warning).
 fn lumped_masses(
     mesh: &Mesh,
@@ -333,7 +545,14 @@ fn lumped_masses(
         return Ok(vec![m; n]);
     }
     let mut measure = vec![0.0; n];
-    for t in triangles {
+    for tet in &mesh.tets {
+        let share = tet_volume(&tet.map(|i| mesh.positions[i as usize])).abs() / 4.0;
+        for &i in tet {
+            measure[i as usize] += share;
+        }
+    }
+    let surface = if mesh.tets.is_empty() { triangles } else { &[] };
+    for t in surface {
         let share = triangle_area(&mesh.positions, t) / 3.0;
         for &i in t {
             measure[i as usize] += share;
@@ -346,7 +565,7 @@ fn lumped_masses(
     }
     let total: f64 = measure.iter().sum();
     if total <= 0.0 {
-        bail!("{key}: has no face area or line length to spread a mass over; use `particle_mass`");
+        bail!("{key}: has no volume, face area or line length to spread a mass over; use `particle_mass`");
     }
     let scale = match (object.density, object.mass) {
         (Some(density), _) => density,
@@ -357,7 +576,7 @@ fn lumped_masses(
     let mean = total / (n - unused) as f64;
     if unused > 0 {
         warnings.push(format!(
-            "{key}: {unused} vertices belong to no face or line; they get the mean particle mass"
+            "{key}: {unused} vertices belong to no tetrahedron, face or line; they get the mean particle mass"
         ));
     }
     let masses: Vec<f64> = measure
@@ -555,6 +774,49 @@ mod tests {
     }
 
     #[test]
+    fn ropes_bend_through_their_second_neighbours_and_tethers_reach_the_nearest_pin() {
+        let built = build_text(
+            "[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [4.0, 0.0, 0.0], segments = 4 }\n\
+             density = 1.0\npin = [0, 4]\nbending = { compliance = 1e-3 }\nlong_range = { max_stretch = 1.1 }\n",
+        )
+        .unwrap();
+        let model = &built.model;
+        let bends: Vec<[u32; 3]> = model
+            .rope_bending
+            .items
+            .iter()
+            .map(|c| c.particles)
+            .collect();
+        assert_eq!(bends, vec![[0, 1, 2], [1, 2, 3], [2, 3, 4]]);
+        let tethers: Vec<([u32; 2], f64)> = model
+            .long_range
+            .items
+            .iter()
+            .map(|c| (c.particles, c.max_length))
+            .collect();
+        // Particle 2 is as far from both pins: the lower index wins.
+        assert_eq!(tethers, vec![([1, 0], 1.1), ([2, 0], 2.2), ([3, 4], 1.1)]);
+        // Tethers share pins, yet one colour holds them all.
+        assert_eq!(model.long_range.colours.len(), 1);
+    }
+
+    #[test]
+    fn tet_boxes_lump_by_volume_and_get_tets_and_edges() {
+        let built = build_text(
+            "[[object]]\nname = \"j\"\nbox = { size = [1.0, 1.0, 2.0], resolution = [2, 2, 3] }\n\
+             density = 100.0\ntets = { compliance = 1e-6 }\nstretch = {}\n",
+        )
+        .unwrap();
+        let model = &built.model;
+        assert_eq!(model.tets.len(), 12);
+        assert!((model.particles.mass.iter().sum::<f64>() - 200.0).abs() < 1e-9);
+        let volume: f64 = model.tets.items.iter().map(|t| t.rest_volume).sum();
+        assert!((volume - 2.0).abs() < 1e-12);
+        // Cube edges, face diagonals and the two cells' main diagonals.
+        assert!(model.stretch.len() > 12);
+    }
+
+    #[test]
     fn tiny_closed_surfaces_still_get_a_volume() {
         let built = build_text(
             "[[object]]\nname = \"b\"\nsphere = { radius = 5e-6, subdivisions = 1 }\nparticle_mass = 1e-9\nvolume = {}\nstretch = {}\n",
@@ -569,7 +831,6 @@ mod tests {
         for (text, needle) in [
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1.0\nvolume = {}\n", "closed surface"),
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1.0\npin = [4]\n", "object[0] (g).pin[0]: index 4 is out of range"),
-            ("[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [1.0, 0.0, 0.0], segments = 2 }\ndensity = 1.0\nbending = {}\n", "needs triangles"),
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2000000, 2000000] }\ndensity = 1.0\n", "limit"),
             ("[[object]]\nname = \"m\"\nmesh = \"does/not/exist.obj\"\ndensity = 1.0\n", "cannot read"),
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1e-320\n", "particle masses must be from"),

@@ -433,7 +433,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(file.simulation.substeps, 40);
-        assert_eq!(file.objects[0].bending.as_ref().unwrap().compliance, 1e-4);
+        assert_eq!(
+            file.objects[0].bending.as_ref().unwrap().compliance,
+            Some(1e-4)
+        );
         assert_eq!(file.simulation.gravity, [0.0; 3]);
         let message = format!(
             "{:#}",

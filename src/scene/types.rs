@@ -156,6 +156,12 @@ pub struct Object {
     pub bending: Option<Bending>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume: Option<Volume>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tets: Option<Tets>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape_matching: Option<ShapeMatching>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_range: Option<LongRange>,
     #[serde(default = "yes")]
     pub collide: bool,
     #[serde(default)]
@@ -235,18 +241,52 @@ pub struct Region {
     pub max: [f64; 3],
 }
 
+/// The keys every constraint table shares: XPBD `compliance` and `damping`, or, with
+/// `solver = "pbd"`, `stiffness` in [0, 1].
+pub trait Resistance {
+    fn compliance(&self) -> Option<f64>;
+    fn damping(&self) -> Option<f64>;
+    fn stiffness(&self) -> Option<f64>;
+}
+
+macro_rules! resistance {
+    ($($table:ty),*) => {$(
+        impl Resistance for $table {
+            fn compliance(&self) -> Option<f64> {
+                self.compliance
+            }
+            fn damping(&self) -> Option<f64> {
+                self.damping
+            }
+            fn stiffness(&self) -> Option<f64> {
+                self.stiffness
+            }
+        }
+    )*};
+}
+
+resistance!(Stretch, Bending, Volume, Tets, ShapeMatching);
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Stretch {
-    pub compliance: f64,
-    pub damping: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compliance: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Bending {
-    pub compliance: f64,
-    pub damping: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compliance: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
     pub model: BendingModel,
 }
 
@@ -261,18 +301,60 @@ pub enum BendingModel {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Volume {
-    pub compliance: f64,
-    pub damping: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compliance: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
     pub pressure: f64,
 }
 
 impl Default for Volume {
     fn default() -> Self {
         Volume {
-            compliance: 0.0,
-            damping: 0.0,
+            compliance: None,
+            damping: None,
+            stiffness: None,
             pressure: 1.0,
         }
+    }
+}
+
+/// Per-tetrahedron volume (soft bodies from TetGen meshes or a filled `box`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tets {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compliance: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
+}
+
+/// The whole object as one shape-matching cluster.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShapeMatching {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compliance: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
+}
+
+/// Tethers from every free particle to its nearest pinned particle.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LongRange {
+    pub max_stretch: f64,
+}
+
+impl Default for LongRange {
+    fn default() -> Self {
+        LongRange { max_stretch: 1.0 }
     }
 }
 

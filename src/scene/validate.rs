@@ -45,7 +45,12 @@ pub fn validate(scene: &SceneFile) -> Report {
         report.error("object", "the scene has no [[object]] to simulate");
     }
     for (k, object) in scene.objects.iter().enumerate() {
-        check_object(object, &format!("object[{k}]"), &mut report);
+        check_object(
+            object,
+            &format!("object[{k}]"),
+            scene.simulation.solver,
+            &mut report,
+        );
     }
     unique_names("object", scene.objects.iter().map(|o| &o.name), &mut report);
     for (k, collider) in scene.colliders.iter().enumerate() {
@@ -132,12 +137,6 @@ fn simulation(sim: &Simulation, report: &mut Report) {
             ),
         );
     }
-    if sim.solver == SolverKind::Pbd {
-        report.error(
-            "simulation.solver",
-            "\"pbd\" is not available in this version yet; use \"xpbd\"",
-        );
-    }
 }
 
 fn output(scene: &SceneFile, report: &mut Report) {
@@ -164,7 +163,52 @@ fn output(scene: &SceneFile, report: &mut Report) {
     }
 }
 
-fn check_object(object: &Object, key: &str, report: &mut Report) {
+/// Checks one constraint table's `compliance`/`damping` (XPBD) or `stiffness` (PBD).
+fn check_resistance(table: &dyn Resistance, key: &str, solver: SolverKind, report: &mut Report) {
+    match solver {
+        SolverKind::Xpbd => {
+            if table.stiffness().is_some() {
+                report.error(
+                    format!("{key}.stiffness"),
+                    "`stiffness` belongs to solver = \"pbd\"; with \"xpbd\" use `compliance` (inverse stiffness)",
+                );
+            }
+            let compliance = table.compliance().unwrap_or(0.0);
+            let damping = table.damping().unwrap_or(0.0);
+            non_negative(report, &format!("{key}.compliance"), compliance);
+            non_negative(report, &format!("{key}.damping"), damping);
+            if compliance == 0.0 && damping > 0.0 {
+                report.warn(
+                    format!("{key}.damping"),
+                    "has no effect: damping acts only on a constraint with compliance > 0",
+                );
+            }
+        }
+        SolverKind::Pbd => {
+            for (name, value) in [
+                ("compliance", table.compliance()),
+                ("damping", table.damping()),
+            ] {
+                if value.is_some() {
+                    report.error(
+                        format!("{key}.{name}"),
+                        format!("`{name}` belongs to solver = \"xpbd\"; with \"pbd\" use `stiffness` from 0 to 1"),
+                    );
+                }
+            }
+            if let Some(k) = table.stiffness() {
+                if !(0.0..=1.0).contains(&k) {
+                    report.error(
+                        format!("{key}.stiffness"),
+                        format!("must be from 0 to 1, got {k}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Report) {
     if object.name.is_empty()
         || !object
             .name
@@ -285,31 +329,40 @@ fn check_object(object: &Object, key: &str, report: &mut Report) {
             );
         }
     }
-    let kind = |report: &mut Report, name: &str, compliance: f64, damping: f64| {
-        non_negative(report, &format!("{key}.{name}.compliance"), compliance);
-        non_negative(report, &format!("{key}.{name}.damping"), damping);
-        if compliance == 0.0 && damping > 0.0 {
-            report.warn(
-                format!("{key}.{name}.damping"),
-                "has no effect: damping acts only on a constraint with compliance > 0",
-            );
-        }
-    };
-    if let Some(stretch) = &object.stretch {
-        kind(report, "stretch", stretch.compliance, stretch.damping);
-    }
-    if let Some(bending) = &object.bending {
-        kind(report, "bending", bending.compliance, bending.damping);
-        if bending.model == BendingModel::Isometric {
-            report.error(
-                format!("{key}.bending.model"),
-                "\"isometric\" is not available in this version yet; use \"dihedral\"",
-            );
+    let tables: [(&str, Option<&dyn Resistance>); 5] = [
+        (
+            "stretch",
+            object.stretch.as_ref().map(|t| t as &dyn Resistance),
+        ),
+        (
+            "bending",
+            object.bending.as_ref().map(|t| t as &dyn Resistance),
+        ),
+        (
+            "volume",
+            object.volume.as_ref().map(|t| t as &dyn Resistance),
+        ),
+        ("tets", object.tets.as_ref().map(|t| t as &dyn Resistance)),
+        (
+            "shape_matching",
+            object.shape_matching.as_ref().map(|t| t as &dyn Resistance),
+        ),
+    ];
+    for (name, table) in tables {
+        if let Some(table) = table {
+            check_resistance(table, &format!("{key}.{name}"), solver, report);
         }
     }
     if let Some(volume) = &object.volume {
-        kind(report, "volume", volume.compliance, volume.damping);
         positive(report, &format!("{key}.volume.pressure"), volume.pressure);
+    }
+    if let Some(long_range) = &object.long_range {
+        if long_range.max_stretch < 1.0 {
+            report.error(
+                format!("{key}.long_range.max_stretch"),
+                format!("must be >= 1 (a tether shorter than the rest distance would pull the cloth in), got {}", long_range.max_stretch),
+            );
+        }
     }
     if object.self_collision {
         report.error(

@@ -30,19 +30,25 @@ pub struct ConstraintBlock<K> {
 }
 
 impl<K: Clone> ConstraintBlock<K> {
-    /// Colours `items` (in the given order) over `particle_count` particles.
-    pub fn new<const N: usize>(items: Vec<K>, particle_count: usize) -> Self
+    /// Colours `items` (in the given order). Pinned particles (inverse mass 0) never move, so
+    /// constraints may share them within a colour (as Box2D does with static bodies): a
+    /// thousand tethers to one pin still fit one colour.
+    pub fn new<const N: usize>(items: Vec<K>, inv_mass: &[f64]) -> Self
     where
         K: Constraint<N>,
     {
-        let mut used = vec![0u64; particle_count];
+        let mut used = vec![0u64; inv_mass.len()];
         let mut colour_of = Vec::with_capacity(items.len());
         for item in &items {
             let particles = item.particles();
-            let taken = particles.iter().fold(0u64, |m, &i| m | used[i as usize]);
+            let moves = |i: &&u32| inv_mass[**i as usize] != 0.0;
+            let taken = particles
+                .iter()
+                .filter(moves)
+                .fold(0u64, |m, &i| m | used[i as usize]);
             let colour = (!taken).trailing_zeros(); // 64 when every colour is taken
             if colour < COLOURS {
-                for &i in &particles {
+                for &i in particles.iter().filter(moves) {
                     used[i as usize] |= 1 << colour;
                 }
             }
@@ -110,11 +116,10 @@ mod tests {
             .map(|&particles| DistanceConstraint {
                 particles,
                 rest_length: 1.0,
-                compliance: 0.0,
-                damping: 0.0,
+                material: crate::constraints::Material::RIGID,
             })
             .collect();
-        let block = ConstraintBlock::new(items.clone(), 10);
+        let block = ConstraintBlock::new(items.clone(), &[1.0; 10]);
         assert_eq!(block.len(), items.len());
         assert_eq!(block.colours.last().unwrap().end, items.len());
         assert!(block.overflow.is_empty());
@@ -138,12 +143,17 @@ mod tests {
             .map(|k| DistanceConstraint {
                 particles: [0, k],
                 rest_length: 1.0,
-                compliance: 0.0,
-                damping: 0.0,
+                material: crate::constraints::Material::RIGID,
             })
             .collect();
-        let block = ConstraintBlock::new(items, 71);
+        let block = ConstraintBlock::new(items.clone(), &[1.0; 71]);
         assert_eq!(block.colours.len(), 64);
         assert_eq!(block.overflow, 64..70);
+        // With the centre pinned nothing conflicts: one colour.
+        let mut inv_mass = [1.0; 71];
+        inv_mass[0] = 0.0;
+        let pinned = ConstraintBlock::new(items, &inv_mass);
+        assert_eq!(pinned.colours.len(), 1);
+        assert!(pinned.overflow.is_empty());
     }
 }

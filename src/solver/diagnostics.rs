@@ -123,6 +123,18 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
     } else {
         (volume_values.iter().map(|c| c * c).sum::<f64>() / volume_values.len() as f64).sqrt()
     };
+    let (mut cluster_max, mut cluster_sum_sq, mut cluster_count) = (0.0f64, 0.0, 0usize);
+    for cluster in &model.shape_matching {
+        let (max, sum_sq, count) = cluster.residual_sums(&p.x, &p.mass);
+        cluster_max = cluster_max.max(max);
+        cluster_sum_sq += sum_sq;
+        cluster_count += count;
+    }
+    let cluster_rms = if cluster_count > 0 {
+        (cluster_sum_sq / cluster_count as f64).sqrt()
+    } else {
+        0.0
+    };
     let mut residual_max = BTreeMap::new();
     let mut residual_rms = BTreeMap::new();
     for (kind, count, (max, rms)) in [
@@ -132,11 +144,36 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             block_residuals(pool, &model.stretch, &p.x),
         ),
         (
+            "tets",
+            model.tets.len(),
+            block_residuals(pool, &model.tets, &p.x),
+        ),
+        (
             "bending",
             model.bending.len(),
             block_residuals(pool, &model.bending, &p.x),
         ),
+        (
+            "isometric_bending",
+            model.isometric_bending.len(),
+            block_residuals(pool, &model.isometric_bending, &p.x),
+        ),
+        (
+            "rope_bending",
+            model.rope_bending.len(),
+            block_residuals(pool, &model.rope_bending, &p.x),
+        ),
         ("volume", model.volumes.len(), (volume_max, volume_rms)),
+        (
+            "shape_matching",
+            model.shape_matching.len(),
+            (cluster_max, cluster_rms),
+        ),
+        (
+            "long_range",
+            model.long_range.len(),
+            block_residuals(pool, &model.long_range, &p.x),
+        ),
     ] {
         if count > 0 {
             residual_max.insert(kind, max);

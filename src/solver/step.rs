@@ -4,9 +4,15 @@
 //! `h = 1 / (fps · substeps)`; each substep:
 //! 1. predict: `v += h g`, `x_prev = x`, `x += h v` (pinned particles stay put, `w = 0`);
 //! 2. `λ = 0` for every constraint (each thread clears the λ of the constraints it projects);
-//! 3. `iterations` times: stretch colours, bending colours (each colour split between the
-//!    threads, overflow groups on one thread), volumes (one thread), then contacts (per
-//!    particle), so contacts get the last word on penetration;
+//! 3. `iterations` times: the coloured kinds (stretch, tetrahedra, dihedral, isometric and rope
+//!    bending; each colour split between the threads, overflow groups on one thread), then the
+//!    object-wide kinds on one thread (volumes, shape matching), long-range tethers, then
+//!    contacts (per particle), so contacts get the last word on penetration. With shape
+//!    matching, shape matching and contacts alternate once more and shape matching closes the
+//!    iteration: solved only before contacts a rigid cluster dents, only after them it sinks
+//!    (PHYSICS.md). Measured on a falling crate: 4.6 mm of dent at impact with contacts last,
+//!    against at most 1.5e-7 m of deformation and 0.4 mm of penetration (inside the 5 mm
+//!    contact margin) with shape matching last;
 //! 4. `v = (x − x_prev) / h`, `v *= exp(−k h)`, then restitution for particles that touched a
 //!    collider (Müller et al. 2020): `v_n' = −e v_n` with `v_n` the normal speed after the
 //!    gravity kick, and `v_n' = 0` below `2 |g| h` so resting contact does not jitter.
@@ -19,6 +25,12 @@
 use super::colouring::ConstraintBlock;
 use super::parallel::{share, SharedSlice, SpinBarrier};
 use crate::collision::{resolve_contact, Collider};
+use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
+use crate::constraints::dihedral::DihedralConstraint;
+use crate::constraints::distance::DistanceConstraint;
+use crate::constraints::long_range::LongRangeConstraint;
+use crate::constraints::shape_matching::ShapeMatchingConstraint;
+use crate::constraints::tet_volume::TetVolumeConstraint;
 use crate::constraints::volume::VolumeConstraint;
 use crate::constraints::{project, Constraint};
 use crate::mesh::obj::MAX_ABS_COORDINATE;
@@ -109,10 +121,16 @@ impl Solver {
             x_prev: SharedSlice::new(&mut particles.x_prev),
             v: SharedSlice::new(&mut particles.v),
             inv_mass: &particles.inv_mass,
+            mass: &particles.mass,
             stretch: SharedBlock::new(&mut model.stretch),
+            tets: SharedBlock::new(&mut model.tets),
             bending: SharedBlock::new(&mut model.bending),
+            isometric_bending: SharedBlock::new(&mut model.isometric_bending),
+            rope_bending: SharedBlock::new(&mut model.rope_bending),
+            long_range: SharedBlock::new(&mut model.long_range),
             has_volumes: !model.volumes.is_empty(),
-            volumes: Mutex::new(&mut model.volumes),
+            has_shape_matching: !model.shape_matching.is_empty(),
+            whole_objects: Mutex::new((&mut model.volumes, &mut model.shape_matching)),
             colliders: &model.colliders,
             collides: &self.collides,
             contact_collider: SharedSlice::new(&mut self.contact_collider),
@@ -178,6 +196,11 @@ impl<'a, K> SharedBlock<'a, K> {
     }
 }
 
+type WholeObjects<'a> = Mutex<(
+    &'a mut Vec<VolumeConstraint>,
+    &'a mut Vec<ShapeMatchingConstraint>,
+)>;
+
 /// Everything the worker threads share during one frame.
 struct Frame<'a> {
     params: &'a SolverParams,
@@ -189,11 +212,18 @@ struct Frame<'a> {
     x_prev: SharedSlice<'a, DVec3>,
     v: SharedSlice<'a, DVec3>,
     inv_mass: &'a [f64],
-    stretch: SharedBlock<'a, crate::constraints::distance::DistanceConstraint>,
-    bending: SharedBlock<'a, crate::constraints::dihedral::DihedralConstraint>,
-    /// Solved by thread 0 only; the lock is never contended.
-    volumes: Mutex<&'a mut Vec<VolumeConstraint>>,
+    mass: &'a [f64],
+    stretch: SharedBlock<'a, DistanceConstraint>,
+    tets: SharedBlock<'a, TetVolumeConstraint>,
+    bending: SharedBlock<'a, DihedralConstraint>,
+    isometric_bending: SharedBlock<'a, IsometricBendingConstraint>,
+    rope_bending: SharedBlock<'a, RopeBendingConstraint>,
+    long_range: SharedBlock<'a, LongRangeConstraint>,
+    /// Volumes and shape-matching clusters: each couples a whole object, so thread 0 solves
+    /// them while the others wait; the lock is never contended.
+    whole_objects: WholeObjects<'a>,
     has_volumes: bool,
+    has_shape_matching: bool,
     colliders: &'a [Collider],
     collides: &'a [bool],
     contact_collider: SharedSlice<'a, u32>,
@@ -211,10 +241,20 @@ impl Frame<'_> {
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
                 self.solve_block(&self.stretch, t, first, h);
+                self.solve_block(&self.tets, t, first, h);
                 self.solve_block(&self.bending, t, first, h);
-                self.solve_volumes(t, first, h);
+                self.solve_block(&self.isometric_bending, t, first, h);
+                self.solve_block(&self.rope_bending, t, first, h);
+                self.solve_whole_objects(t, first, true, h);
+                self.solve_block(&self.long_range, t, first, h);
                 self.solve_contacts(particles.clone());
                 self.barrier.wait();
+                if self.has_shape_matching {
+                    self.solve_whole_objects(t, false, false, h);
+                    self.solve_contacts(particles.clone());
+                    self.barrier.wait();
+                    self.solve_whole_objects(t, false, false, h);
+                }
             }
             self.update_velocities(particles.clone(), h);
             self.barrier.wait();
@@ -284,13 +324,16 @@ impl Frame<'_> {
         }
     }
 
-    /// Thread 0 projects every volume constraint while the others wait.
-    fn solve_volumes(&self, t: usize, first_iteration: bool, h: f64) {
-        if !self.has_volumes {
+    /// Thread 0 projects the volume constraints (when `with_volumes`) and the shape-matching
+    /// clusters while the others wait.
+    fn solve_whole_objects(&self, t: usize, first_iteration: bool, with_volumes: bool, h: f64) {
+        let volumes_here = with_volumes && self.has_volumes;
+        if !volumes_here && !self.has_shape_matching {
             return;
         }
         if t == 0 {
-            let mut volumes = self.volumes.lock().unwrap_or_else(|e| e.into_inner());
+            let mut guard = self.whole_objects.lock().unwrap_or_else(|e| e.into_inner());
+            let (volumes, clusters) = &mut *guard;
             // SAFETY: thread 0 alone touches the particles in this stage; the others are
             // waiting at the barrier below. x_prev is read-only here.
             let (x, x_prev) = unsafe {
@@ -299,11 +342,20 @@ impl Frame<'_> {
                     &*self.x_prev.range(0..self.x_prev.len()),
                 )
             };
-            for volume in volumes.iter_mut() {
-                if first_iteration {
-                    volume.lambda = 0.0;
+            let inv_h = 1.0 / h;
+            if volumes_here {
+                for volume in volumes.iter_mut() {
+                    if first_iteration {
+                        volume.lambda = 0.0;
+                    }
+                    volume.project(x, x_prev, self.inv_mass, inv_h);
                 }
-                volume.project(x, x_prev, self.inv_mass, 1.0 / h);
+            }
+            for cluster in clusters.iter_mut() {
+                if first_iteration {
+                    cluster.reset_lambda();
+                }
+                cluster.project(x, x_prev, self.inv_mass, self.mass, inv_h);
             }
         }
         self.barrier.wait();

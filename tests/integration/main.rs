@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod common;
+mod constraint_kinds;
 mod determinism;
 mod output_files;
 mod physics;

@@ -1,0 +1,62 @@
+//! Long-range attachment (Kim, Chentanez, Müller 2012): a unilateral tether from a free
+//! particle to a pinned one.
+//!
+//! `C = |p − a| − s · L ≤ 0`, with `L` the rest distance between the two and `s` the
+//! `max_stretch` (≥ 1). The tether acts only when the particle is farther than `s · L` from its
+//! anchor (then `∇_p C = n`, `n = (p − a)/|p − a|`), never when the cloth is slack. The anchor
+//! is pinned (inverse mass 0), so only the free particle moves. Rigid (compliance 0).
+
+use super::{Constraint, Material};
+use glam::DVec3;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LongRangeConstraint {
+    /// `[free particle, pinned anchor]`.
+    pub particles: [u32; 2],
+    /// `max_stretch × rest distance`, metres.
+    pub max_length: f64,
+}
+
+impl Constraint<2> for LongRangeConstraint {
+    fn particles(&self) -> [u32; 2] {
+        self.particles
+    }
+    fn material(&self) -> Material {
+        Material::RIGID
+    }
+    /// `None` while the tether is slack: it does not act.
+    #[inline]
+    fn evaluate(&self, p: &[DVec3; 2]) -> Option<(f64, [DVec3; 2])> {
+        let d = p[0] - p[1];
+        let length = d.length();
+        if length <= self.max_length || length < 1e-12 {
+            return None;
+        }
+        let n = d * length.recip();
+        Some((length - self.max_length, [n, -n]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constraints::testing::assert_gradient_matches_finite_differences;
+
+    #[test]
+    fn acts_only_when_stretched_and_gradient_matches() {
+        let tether = LongRangeConstraint {
+            particles: [0, 1],
+            max_length: 1.0,
+        };
+        assert!(tether
+            .evaluate(&[DVec3::new(0.5, 0.0, 0.0), DVec3::ZERO])
+            .is_none());
+        assert!(tether
+            .evaluate(&[DVec3::new(1.0, 0.0, 0.0), DVec3::ZERO])
+            .is_none());
+        let p = [DVec3::new(1.2, 0.3, -0.4), DVec3::new(0.1, 0.0, 0.0)];
+        let (c, _) = tether.evaluate(&p).unwrap();
+        assert!((c - (p[0].distance(p[1]) - 1.0)).abs() < 1e-15);
+        assert_gradient_matches_finite_differences(&tether, p, 1e-6);
+    }
+}

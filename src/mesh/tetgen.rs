@@ -1,0 +1,179 @@
+//! TetGen `.node` / `.ele` reader: `mesh = "jelly.node"` reads `jelly.node` and `jelly.ele`.
+//!
+//! `.node`: a header `N 3 attributes markers`, then `index x y z [attributes] [marker]`.
+//! `.ele`: a header `T nodes_per_tet attributes`, then `index n1 n2 n3 n4 …` (4 or 10 nodes per
+//! tetrahedron; the first four are the corners). Indices start at the first node's number (0 or
+//! 1). `#` starts a comment. The written surface is the boundary of the tetrahedra
+//! ([`super::Mesh::set_boundary_faces`]); every node stays a vertex, in file order.
+
+use super::obj::parse_coordinate;
+use super::Mesh;
+use anyhow::{bail, Context, Result};
+use glam::DVec3;
+use std::path::Path;
+
+pub fn read_tetgen(node_path: &Path) -> Result<Mesh> {
+    let ele_path = node_path.with_extension("ele");
+    let read = |path: &Path| {
+        std::fs::read(path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .with_context(|| format!("cannot read {}", path.display()))
+    };
+    let nodes = read(node_path)?;
+    let elements = read(&ele_path)?;
+    parse_tetgen(&nodes, &elements).with_context(|| {
+        format!(
+            "invalid TetGen mesh {} / {}",
+            node_path.display(),
+            ele_path.display()
+        )
+    })
+}
+
+/// Lines without comments, with their 1-based numbers.
+fn records(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
+    text.lines().enumerate().filter_map(|(k, line)| {
+        let words: Vec<&str> = line
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        (!words.is_empty()).then_some((k + 1, words))
+    })
+}
+
+fn count(word: Option<&&str>, what: &str, line: usize) -> Result<usize> {
+    word.with_context(|| format!("line {line}: missing {what}"))?
+        .parse()
+        .map_err(|_| anyhow::anyhow!("line {line}: {what} is not a whole number"))
+}
+
+pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
+    let mut node_lines = records(nodes);
+    let (line, header) = node_lines.next().context(".node: empty file")?;
+    let node_count = count(header.first(), "the node count", line).context(".node")?;
+    if header.get(1).is_some_and(|&d| d != "3") {
+        bail!(".node line {line}: only 3-dimensional meshes are supported");
+    }
+    // Each node needs at least ~8 bytes of text: refuse counts the file cannot hold.
+    if node_count > nodes.len() / 4 + 1 {
+        bail!(".node line {line}: header claims {node_count} nodes, more than the file can hold");
+    }
+    let mut mesh = Mesh::new();
+    mesh.positions.reserve(node_count);
+    let mut first_index = None;
+    for (line, words) in node_lines.take(node_count) {
+        let at = || format!(".node line {line}");
+        if words.len() < 4 {
+            bail!("{}: expected `index x y z`", at());
+        }
+        let index = count(words.first(), "the node index", line).with_context(at)?;
+        let base = *first_index.get_or_insert(index);
+        if index != base + mesh.positions.len() {
+            bail!(
+                "{}: node {index} is out of order (expected {})",
+                at(),
+                base + mesh.positions.len()
+            );
+        }
+        let xyz = [1, 2, 3].map(|k| parse_coordinate(words[k]));
+        let [x, y, z] = [xyz[0].as_ref(), xyz[1].as_ref(), xyz[2].as_ref()];
+        let (x, y, z) = match (x, y, z) {
+            (Ok(x), Ok(y), Ok(z)) => (*x, *y, *z),
+            _ => bail!("{}: coordinates must be finite numbers within ±1e9", at()),
+        };
+        mesh.positions.push(DVec3::new(x, y, z));
+    }
+    if mesh.positions.len() != node_count {
+        bail!(
+            ".node: header says {node_count} nodes, the file has {}",
+            mesh.positions.len()
+        );
+    }
+    let base = first_index.unwrap_or(0);
+
+    let mut element_lines = records(elements);
+    let (line, header) = element_lines.next().context(".ele: empty file")?;
+    let tet_count = count(header.first(), "the tetrahedron count", line).context(".ele")?;
+    let corners = count(header.get(1), "nodes per tetrahedron", line).context(".ele")?;
+    if corners != 4 && corners != 10 {
+        bail!(".ele line {line}: {corners} nodes per tetrahedron; 4 or 10 are supported");
+    }
+    if tet_count > elements.len() / 8 + 1 {
+        bail!(
+            ".ele line {line}: header claims {tet_count} tetrahedra, more than the file can hold"
+        );
+    }
+    mesh.tets.reserve(tet_count);
+    for (line, words) in element_lines.take(tet_count) {
+        if words.len() < 5 {
+            bail!(".ele line {line}: expected `index n1 n2 n3 n4`");
+        }
+        let mut tet = [0u32; 4];
+        for (slot, word) in tet.iter_mut().zip(&words[1..5]) {
+            let node: usize = word
+                .parse()
+                .map_err(|_| anyhow::anyhow!(".ele line {line}: `{word}` is not a node index"))?;
+            if node < base || node - base >= node_count {
+                bail!(
+                    ".ele line {line}: node {node} does not exist ({node_count} nodes from {base})"
+                );
+            }
+            *slot = (node - base) as u32;
+        }
+        mesh.tets.push(tet);
+    }
+    if mesh.tets.len() != tet_count {
+        bail!(
+            ".ele: header says {tet_count} tetrahedra, the file has {}",
+            mesh.tets.len()
+        );
+    }
+    mesh.set_boundary_faces();
+    Ok(mesh)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_two_tets_and_their_boundary() {
+        let nodes =
+            "# two tets sharing a face\n5 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n";
+        let elements = "2 4 0\n1 1 2 3 4\n2 2 3 4 5\n";
+        let mesh = parse_tetgen(nodes, elements).unwrap();
+        assert_eq!(mesh.positions.len(), 5);
+        assert_eq!(mesh.tets, vec![[0, 1, 2, 3], [1, 2, 3, 4]]);
+        // 8 faces in all, the shared one is inside.
+        assert_eq!(mesh.face_count(), 6);
+    }
+
+    #[test]
+    fn refuses_bad_files_with_the_line() {
+        let good_nodes = "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n";
+        for (nodes, elements, needle) in [
+            (good_nodes, "1 4 0\n0 0 1 2 9\n", "node 9 does not exist"),
+            (
+                "4 3 0 0\n0 0 0 0\n1 1 nan 0\n2 0 1 0\n3 0 0 1\n",
+                "1 4 0\n0 0 1 2 3\n",
+                ".node line 3",
+            ),
+            (
+                "4000000000 3 0 0\n",
+                "1 4 0\n0 0 1 2 3\n",
+                "more than the file can hold",
+            ),
+            (
+                good_nodes,
+                "1 6 0\n0 0 1 2 3 0 0\n",
+                "6 nodes per tetrahedron",
+            ),
+            (good_nodes, "2 4 0\n0 0 1 2 3\n", "the file has 1"),
+        ] {
+            let message = format!("{:#}", parse_tetgen(nodes, elements).unwrap_err());
+            assert!(message.contains(needle), "{needle}: {message}");
+        }
+    }
+}
