@@ -30,7 +30,8 @@ fn stats_without_timings(dir: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Pins, bending, volume, stretch and both collider kinds with friction and restitution; the
+/// Pins, every constraint kind (dihedral and isometric bending, volume, tetrahedra, shape
+/// matching, tethers, rope bending) and both collider kinds with friction and restitution; the
 /// cloth has more particles and constraints than one 4096-element reduction chunk.
 const SCENE: &str = "[simulation]\nfps = 24.0\nframes = 12\nsubsteps = 10\n\
     [output]\nformats = [\"obj\", \"ply\"]\n\
@@ -39,6 +40,15 @@ const SCENE: &str = "[simulation]\nfps = 24.0\nframes = 12\nsubsteps = 10\n\
     bending = { compliance = 10.0 }\n\
     [[object]]\nname = \"balloon\"\nsphere = { radius = 0.2, subdivisions = 2 }\ntranslate = [0.0, 0.4, 0.0]\n\
     density = 0.1\nstretch = {}\nvolume = { pressure = 1.2 }\n\
+    [[object]]\nname = \"jelly\"\nbox = { size = [0.3, 0.3, 0.3], resolution = [5, 5, 5] }\n\
+    translate = [0.6, 0.5, 0.0]\ndensity = 500.0\ntets = { compliance = 1e-7 }\nstretch = { compliance = 1e-4 }\n\
+    [[object]]\nname = \"crate\"\nbox = { size = [0.2, 0.2, 0.2], resolution = [3, 3, 3] }\n\
+    translate = [-0.6, 0.5, 0.0]\nrotate = [10.0, 20.0, 30.0]\ndensity = 2.0\nshape_matching = {}\n\
+    [[object]]\nname = \"banner\"\ngrid = { size = [0.5, 0.5], resolution = [9, 9] }\n\
+    translate = [0.0, 1.5, 0.6]\ndensity = 0.2\npin = [0, 8]\nstretch = {}\n\
+    bending = { compliance = 1.0, model = \"isometric\" }\nlong_range = { max_stretch = 1.02 }\n\
+    [[object]]\nname = \"cable\"\nrope = { start = [-0.5, 1.2, -0.6], end = [0.5, 1.2, -0.6], segments = 12 }\n\
+    density = 0.1\npin = [0]\nstretch = {}\nbending = { compliance = 1e-3 }\n\
     [[collider]]\nname = \"ball\"\nshape = \"sphere\"\ncenter = [0.2, 0.6, 0.0]\nradius = 0.2\nfriction = 0.4\n\
     [[collider]]\nname = \"ground\"\nshape = \"plane\"\nrestitution = 0.5\n";
 
@@ -47,7 +57,7 @@ fn identical_bytes_for_every_run_and_thread_count() {
     let reference = Workspace::new();
     reference.run_ok(SCENE, &["--threads", "1"]);
     let expected = cache_files(&reference.out());
-    assert_eq!(expected.len(), 12 * 2 * 2);
+    assert_eq!(expected.len(), 12 * 6 * 2);
     let expected_stats = stats_without_timings(&reference.out());
     for threads in ["1", "2", "3", "8", "16"] {
         let ws = Workspace::new();

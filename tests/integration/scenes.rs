@@ -45,6 +45,14 @@ fn every_example_scene_runs_and_checks() {
             f["kinetic_energy"].as_f64().unwrap() + f["potential_energy"].as_f64().unwrap()
         };
         let initial = energy(&records[1]);
+        let shape_matched = records[0]["constraints"]["shape_matching"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0;
+        let radius = records[0]["settings"]["collision"]["thickness"]
+            .as_f64()
+            .unwrap();
+        let bound = if shape_matched { radius } else { 1e-6 };
         for frame in records.iter().filter(|r| r["type"] == "frame") {
             assert!(
                 energy(frame) <= initial + 1e-9 * initial.abs(),
@@ -52,8 +60,11 @@ fn every_example_scene_runs_and_checks() {
                 frame["frame"],
                 energy(frame)
             );
+            // Contacts have the last word, except for shape matching, which closes each
+            // iteration and may leave a rigid body inside its contact margin (the particle
+            // radius), never below the collider's surface itself.
             let penetration = frame["max_penetration"].as_f64().unwrap();
-            assert!(penetration < 1e-6, "{name}: penetration {penetration}");
+            assert!(penetration < bound, "{name}: penetration {penetration}");
         }
     }
 }
