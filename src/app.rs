@@ -116,23 +116,55 @@ fn check(path: &Path) -> Result<(), Failure> {
     for object in &model.objects {
         let topology = &object.topology;
         let owns = |first_particle: u32| object.particles.contains(&(first_particle as usize));
-        let stretch = model
-            .stretch
-            .items
+        let in_block =
+            |particles: &mut dyn Iterator<Item = u32>| particles.filter(|&p| owns(p)).count();
+        let counts = [
+            (
+                "stretch",
+                in_block(&mut model.stretch.items.iter().map(|c| c.particles[0])),
+            ),
+            (
+                "tets",
+                in_block(&mut model.tets.items.iter().map(|c| c.particles[0])),
+            ),
+            (
+                "bending",
+                in_block(&mut model.bending.items.iter().map(|c| c.particles[0])),
+            ),
+            (
+                "isometric_bending",
+                in_block(&mut model.isometric_bending.items.iter().map(|c| c.particles[0])),
+            ),
+            (
+                "rope_bending",
+                in_block(&mut model.rope_bending.items.iter().map(|c| c.particles[0])),
+            ),
+            (
+                "volume",
+                model
+                    .volumes
+                    .iter()
+                    .filter(|v| v.particles == object.particles)
+                    .count(),
+            ),
+            (
+                "shape_matching",
+                model
+                    .shape_matching
+                    .iter()
+                    .filter(|c| c.particles == object.particles)
+                    .count(),
+            ),
+            (
+                "long_range",
+                in_block(&mut model.long_range.items.iter().map(|c| c.particles[0])),
+            ),
+        ];
+        let listed: Vec<String> = counts
             .iter()
-            .filter(|c| owns(c.particles[0]))
-            .count();
-        let bending = model
-            .bending
-            .items
-            .iter()
-            .filter(|c| owns(c.particles[0]))
-            .count();
-        let volume = model
-            .volumes
-            .iter()
-            .filter(|v| v.particles == object.particles)
-            .count();
+            .filter(|(_, n)| *n > 0)
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect();
         outln!(
             out,
             "object {}: {} particles ({} pinned), {} faces ({} triangles), {} line segments{}",
@@ -146,7 +178,12 @@ fn check(path: &Path) -> Result<(), Failure> {
         );
         outln!(
             out,
-            "  constraints: stretch {stretch}, bending {bending}, volume {volume}"
+            "  constraints: {}",
+            if listed.is_empty() {
+                "none".to_string()
+            } else {
+                listed.join(", ")
+            }
         );
     }
     for collider in &model.colliders {

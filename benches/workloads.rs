@@ -1,11 +1,13 @@
-//! The cloth-N throughput benchmark (docs/benchmarks.md): runs the real binary on
+//! The throughput benchmarks (docs/benchmarks.md): runs the real binary on
 //! `scenes/bench/cloth-N.toml` for N = 64, 128, 256 at 1 and 2 threads without output, then
-//! cloth-256 at 2 threads with OBJ and with PLY output, and prints wall time, ms per frame,
+//! the largest cloth at 2 threads with OBJ and with PLY output, then the soft-body workload
+//! `scenes/bench/tets-48k.toml` at 1 and 2 threads, and prints wall time, ms per frame,
 //! particle-substeps and constraint projections per second, the 2-thread speed-up, the cost
 //! of writing, max edge strain and peak memory.
 //!
-//! Run: `cargo bench --bench cloth`. `XPBD_BENCH_SIZES=64,128` and `XPBD_BENCH_FRAMES=24`
-//! shorten it (the reference figures use all sizes and the scenes' 120 frames).
+//! Run: `cargo bench --bench workloads`. `XPBD_BENCH_SIZES=64,128` and `XPBD_BENCH_FRAMES=24`
+//! shorten it (the reference figures use all sizes and the scenes' 120 frames);
+//! `XPBD_BENCH_SOFT=0` skips the soft body.
 
 use std::path::Path;
 use std::process::Command;
@@ -107,19 +109,17 @@ fn main() {
             );
         };
     let mut largest = None;
+    let pair = |scene: &Path, name: &str| {
+        let one = run(scene, 1, &[], frames);
+        print(name, 1, "none", &one, None);
+        let two = run(scene, 2, &[], frames);
+        print(name, 2, "none", &two, Some(one.simulation / two.simulation));
+        two
+    };
     for &n in &sizes {
         let scene = scenes.join(format!("cloth-{n}.toml"));
         let name = format!("cloth-{n}");
-        let one = run(&scene, 1, &[], frames);
-        print(&name, 1, "none", &one, None);
-        let two = run(&scene, 2, &[], frames);
-        print(
-            &name,
-            2,
-            "none",
-            &two,
-            Some(one.simulation / two.simulation),
-        );
+        let two = pair(&scene, &name);
         largest = Some((scene, name, two));
     }
     if let Some((scene, name, baseline)) = largest {
@@ -132,5 +132,8 @@ fn main() {
                 100.0 * (m.wall / baseline.wall - 1.0)
             );
         }
+    }
+    if std::env::var("XPBD_BENCH_SOFT").map_or(true, |v| v != "0") {
+        pair(&scenes.join("tets-48k.toml"), "tets-48k");
     }
 }
