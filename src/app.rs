@@ -380,6 +380,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut progress = Progress::new(frames, args.quiet);
     let mut simulated = 0u64;
     let mut diverged = None;
+    let mut sent_version = 0u64;
     for index in 0..frames {
         let frame = start_frame + index;
         let frame_start = Instant::now();
@@ -402,9 +403,14 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             diagnostics: &diagnostics,
         };
         let line = to_line(&record).map_err(Failure::Run)?;
-        let particles = &solver.model.particles;
+        let model = &solver.model;
+        // Tearing changes topology: hand the writer the new layouts when it has.
+        let version: u64 = model.objects.iter().map(|o| o.topology_version).sum();
+        let changed = (version != sent_version).then(|| model.objects.clone());
+        sent_version = version;
+        let particles = &model.particles;
         if writer
-            .submit(frame, &particles.x, &particles.v, line)
+            .submit(frame, &particles.x, &particles.v, line, changed)
             .is_err()
         {
             break; // the writer stopped on an I/O error; `finish` tells which

@@ -6,6 +6,7 @@
 
 pub mod collision;
 pub mod constraints;
+pub mod generate;
 pub mod mesh;
 pub mod model;
 pub mod output;

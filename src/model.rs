@@ -39,12 +39,19 @@ impl Particles {
     }
 }
 
-/// What the writers need to know about one object.
+/// One object: where its particles are, its topology, and what the writers need.
+///
+/// Local vertex `k < particles.len()` is particle `particles.start + k` (input vertex k);
+/// vertices a tear added follow, local `particles.len() + j` being `split_particles[j]`.
 #[derive(Debug, Clone)]
 pub struct ObjectLayout {
     pub name: String,
-    /// This object's slice of the particle arrays.
+    /// The object's original vertices in the particle arrays.
     pub particles: Range<usize>,
+    /// Particles added by tearing, in the order they were made (at the end of the arrays).
+    pub split_particles: Vec<usize>,
+    /// For every local vertex, the input vertex it is or was split from (PLY `id`).
+    pub source_vertex: Vec<u32>,
     /// Rest geometry with the user's topology (local indices): faces, lines, UVs.
     pub topology: Mesh,
     /// Fan triangulation of `topology` (local indices), for normals.
@@ -52,6 +59,56 @@ pub struct ObjectLayout {
     /// Whether the object's particles collide with the colliders.
     pub collide: bool,
     pub pinned: usize,
+    /// Present when `stretch.tear_strain` is set.
+    pub tearing: Option<Tearing>,
+    /// Bumped at every change of topology (writers re-encode what they cached).
+    pub topology_version: u64,
+}
+
+/// What an object that can tear keeps to remake its constraints.
+#[derive(Debug, Clone)]
+pub struct Tearing {
+    pub recipe: crate::generate::Recipe,
+    /// Polygon sides torn but still shared by two faces (sorted local pairs).
+    pub torn_sides: std::collections::BTreeSet<[u32; 2]>,
+    /// Edges torn so far.
+    pub torn_count: usize,
+    /// Bounding-box diagonal of the rest shape.
+    pub size: f64,
+}
+
+impl ObjectLayout {
+    pub fn vertex_count(&self) -> usize {
+        self.particles.len() + self.split_particles.len()
+    }
+
+    /// The particle of local vertex `local`.
+    pub fn global(&self, local: u32) -> usize {
+        let local = local as usize;
+        if local < self.particles.len() {
+            self.particles.start + local
+        } else {
+            self.split_particles[local - self.particles.len()]
+        }
+    }
+
+    /// The local vertex of particle `global`, if it is this object's.
+    pub fn local(&self, global: usize) -> Option<u32> {
+        if self.particles.contains(&global) {
+            return Some((global - self.particles.start) as u32);
+        }
+        self.split_particles
+            .iter()
+            .position(|&g| g == global)
+            .map(|j| (self.particles.len() + j) as u32)
+    }
+
+    /// Every particle of the object, in local vertex order.
+    pub fn globals(&self) -> impl Iterator<Item = usize> + '_ {
+        self.particles
+            .clone()
+            .chain(self.split_particles.iter().copied())
+    }
 }
 
 /// Per-run solver settings, resolved from `[simulation]` and `[collision]`.
@@ -100,6 +157,17 @@ pub struct Model {
     pub shape_matching: Vec<ShapeMatchingConstraint>,
     pub colliders: Vec<Collider>,
     pub params: SolverParams,
+    /// The object each particle belongs to.
+    pub owner: Vec<u32>,
+}
+
+impl Model {
+    /// The object and local vertex of a particle.
+    pub fn vertex_of(&self, particle: usize) -> (&ObjectLayout, u32) {
+        let object = &self.objects[self.owner[particle] as usize];
+        let local = object.local(particle).expect("owner maps to the object");
+        (object, local)
+    }
 }
 
 /// Constraint counts by kind, in the order the solver visits them (and the stats log uses

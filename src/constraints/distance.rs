@@ -13,6 +13,8 @@ pub struct DistanceConstraint {
     /// Rest length d, metres.
     pub rest_length: f64,
     pub material: Material,
+    /// Length beyond which the edge tears (`stretch.tear_strain`); infinite if it cannot.
+    pub tear_length: f64,
 }
 
 impl DistanceConstraint {
@@ -56,6 +58,7 @@ mod tests {
                 compliance,
                 damping: 0.0,
             },
+            tear_length: f64::INFINITY,
         }
     }
 

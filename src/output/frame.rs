@@ -3,7 +3,9 @@
 //! Output vertex `k` is input vertex `k` and the topology is the same in every frame, so DCC
 //! tools read a sequence as one deforming mesh. Coordinates are written as 32-bit floats
 //! (shortest round-trip text in OBJ, IEEE little endian in PLY); the solver runs in f64.
-//! `up_axis = "z"` writes `(x, −z, y)`, the usual Y-up → Z-up conversion. Every file is written
+//! `up_axis = "z"` writes `(x, −z, y)`, the usual Y-up → Z-up conversion. When an object tears
+//! its vertices split: the new ones follow the others, and PLY carries an `id` per vertex (the
+//! input vertex it came from) so DCC tools can follow points. Every file is written
 //! under a temporary name and renamed into place, so a file under its final name is whole.
 
 use super::naming;
@@ -31,6 +33,9 @@ pub struct FrameWriter {
     options: FrameOptions,
     buffer: Vec<u8>,
     normals: Vec<DVec3>,
+    /// An object's positions and velocities gathered in vertex order, once it has torn.
+    gathered_x: Vec<DVec3>,
+    gathered_v: Vec<DVec3>,
     /// Per object, the bytes that are the same in every frame (topology never changes).
     constant_parts: Vec<ConstantParts>,
 }
@@ -39,6 +44,8 @@ pub struct FrameWriter {
 /// elements. A frame then formats only positions, normals and velocities.
 #[derive(Default)]
 struct ConstantParts {
+    /// The object's `topology_version` these bytes were made for.
+    version: u64,
     obj_uvs: Vec<u8>,
     obj_elements: Vec<u8>,
     ply_header: Vec<u8>,
@@ -51,6 +58,8 @@ struct VertexData<'a> {
     normals: Option<&'a [DVec3]>,
     velocities: Option<&'a [DVec3]>,
     uvs: Option<&'a [[f64; 2]]>,
+    /// Input vertex ids (PLY `id`), for objects that can tear.
+    ids: Option<&'a [u32]>,
     up_axis: UpAxis,
 }
 
@@ -69,6 +78,8 @@ impl FrameWriter {
             options,
             buffer: Vec::new(),
             normals: Vec::new(),
+            gathered_x: Vec::new(),
+            gathered_v: Vec::new(),
             constant_parts: Vec::new(),
         }
     }
@@ -93,9 +104,22 @@ impl FrameWriter {
                 .map(|o| ConstantParts::encode(o, &self.options))
                 .collect();
         }
-        for (object, constant) in objects.iter().zip(&self.constant_parts) {
+        for (object, constant) in objects.iter().zip(self.constant_parts.iter_mut()) {
+            if constant.version != object.topology_version {
+                *constant = ConstantParts::encode(object, &self.options);
+            }
             let range = object.particles.clone();
-            let positions = &x[range.clone()];
+            let (positions, velocities) = if object.split_particles.is_empty() {
+                (&x[range.clone()], &v[range])
+            } else {
+                self.gathered_x.clear();
+                self.gathered_v.clear();
+                for i in object.globals() {
+                    self.gathered_x.push(x[i]);
+                    self.gathered_v.push(v[i]);
+                }
+                (&self.gathered_x[..], &self.gathered_v[..])
+            };
             let with_normals = self.options.normals && !object.triangles.is_empty();
             if with_normals {
                 vertex_normals(positions, &object.triangles, &mut self.normals);
@@ -103,7 +127,11 @@ impl FrameWriter {
             let data = VertexData {
                 positions,
                 normals: with_normals.then_some(self.normals.as_slice()),
-                velocities: self.options.velocities.then(|| &v[range]),
+                velocities: self.options.velocities.then_some(velocities),
+                ids: object
+                    .tearing
+                    .is_some()
+                    .then_some(&object.source_vertex[..]),
                 uvs: object.topology.uvs.as_deref(),
                 up_axis: self.options.up_axis,
             };
@@ -156,7 +184,10 @@ impl ConstantParts {
         let topology = &object.topology;
         let with_normals = options.normals && !object.triangles.is_empty();
         let with_uvs = topology.uvs.is_some();
-        let mut parts = ConstantParts::default();
+        let mut parts = ConstantParts {
+            version: object.topology_version,
+            ..ConstantParts::default()
+        };
         let mut ryu = ryu::Buffer::new();
         let mut itoa = itoa::Buffer::new();
 
@@ -205,7 +236,7 @@ impl ConstantParts {
              property float x\nproperty float y\nproperty float z\n",
             env!("CARGO_PKG_VERSION"),
             object.name,
-            topology.positions.len()
+            object.vertex_count()
         );
         if with_normals {
             header.push_str("property float nx\nproperty float ny\nproperty float nz\n");
@@ -215,6 +246,9 @@ impl ConstantParts {
         }
         if with_uvs {
             header.push_str("property float s\nproperty float t\n");
+        }
+        if object.tearing.is_some() {
+            header.push_str("property int id\n");
         }
         if topology.face_count() > 0 {
             header.push_str(&format!(
@@ -299,6 +333,9 @@ fn encode_ply(out: &mut Vec<u8>, data: &VertexData, constant: &ConstantParts) {
         if let Some(uvs) = data.uvs {
             out.extend((uvs[k][0] as f32).to_le_bytes());
             out.extend((uvs[k][1] as f32).to_le_bytes());
+        }
+        if let Some(ids) = data.ids {
+            out.extend((ids[k] as i32).to_le_bytes());
         }
     }
     out.extend_from_slice(&constant.ply_elements);

@@ -21,6 +21,8 @@ struct Snapshot {
     x: Vec<DVec3>,
     v: Vec<DVec3>,
     stats_line: String,
+    /// New object layouts when the topology changed (tearing) since the last frame.
+    objects: Option<Vec<ObjectLayout>>,
 }
 
 /// What the writer thread did, returned when it finishes.
@@ -67,13 +69,16 @@ impl BackgroundWriter {
         x: &[DVec3],
         v: &[DVec3],
         stats_line: String,
+        objects: Option<Vec<ObjectLayout>>,
     ) -> Result<()> {
         let mut snapshot = self.recycled.try_recv().unwrap_or(Snapshot {
             frame,
             x: Vec::with_capacity(x.len()),
             v: Vec::with_capacity(v.len()),
             stats_line: String::new(),
+            objects: None,
         });
+        snapshot.objects = objects;
         snapshot.frame = frame;
         snapshot.x.clear();
         snapshot.x.extend_from_slice(x);
@@ -99,7 +104,7 @@ impl BackgroundWriter {
 fn write_loop(
     mut files: FrameWriter,
     mut stats: StatsLog,
-    objects: Vec<ObjectLayout>,
+    mut objects: Vec<ObjectLayout>,
     receiver: Receiver<Snapshot>,
     recycle: mpsc::Sender<Snapshot>,
 ) -> WriterReport {
@@ -107,7 +112,10 @@ fn write_loop(
     let mut bytes = 0;
     let mut busy = Duration::ZERO;
     let mut error = None;
-    for snapshot in receiver {
+    for mut snapshot in receiver {
+        if let Some(changed) = snapshot.objects.take() {
+            objects = changed;
+        }
         let start = Instant::now();
         let written = files
             .write_frame(&objects, &snapshot.x, &snapshot.v, snapshot.frame)

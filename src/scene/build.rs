@@ -3,23 +3,23 @@
 //! allocated; problems name the object's key path.
 
 use super::load::LoadedScene;
-use super::types::{
-    self, Bending, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind,
-};
+use super::types::{self, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind};
 use crate::collision::{Collider, Shape};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
-use crate::constraints::dihedral::{dihedral_angle, DihedralConstraint};
+use crate::constraints::dihedral::DihedralConstraint;
 use crate::constraints::distance::DistanceConstraint;
 use crate::constraints::long_range::LongRangeConstraint;
 use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::tet_volume::{tet_volume, TetVolumeConstraint};
 use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
 use crate::constraints::Material;
+use crate::generate::{generate, BendingKind, Generated, Recipe, Source};
 use crate::mesh::{obj, ply, primitives, tetgen, Mesh};
-use crate::model::{Model, ObjectLayout, Particles, SolverParams};
+use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
 use crate::solver::colouring::ConstraintBlock;
 use anyhow::{anyhow, bail, Context, Result};
 use glam::{DMat3, DVec3};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Most particles one scene may hold (indices are 32-bit).
@@ -40,7 +40,7 @@ pub struct Built {
 
 /// Constraints of every kind, gathered object by object before colouring.
 #[derive(Default)]
-struct Constraints {
+pub(crate) struct Constraints {
     stretch: Vec<DistanceConstraint>,
     tets: Vec<TetVolumeConstraint>,
     bending: Vec<DihedralConstraint>,
@@ -49,6 +49,16 @@ struct Constraints {
     long_range: Vec<LongRangeConstraint>,
     volumes: Vec<VolumeConstraint>,
     shape_matching: Vec<ShapeMatchingConstraint>,
+}
+
+impl Constraints {
+    fn add(&mut self, generated: Generated) {
+        self.stretch.extend(generated.stretch);
+        self.bending.extend(generated.bending);
+        self.isometric_bending.extend(generated.isometric_bending);
+        self.rope_bending.extend(generated.rope_bending);
+        self.long_range.extend(generated.long_range);
+    }
 }
 
 /// The [`Material`] a constraint table asks for under the scene's solver.
@@ -127,17 +137,31 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             solver: file.simulation.solver,
             iterations: file.simulation.iterations as usize,
         };
-        part.add_constraints(object, &mut constraints, &mut warnings)?;
+        let (recipe, size) = part.add_constraints(object, &mut constraints, &mut warnings)?;
         objects.push(ObjectLayout {
             name: object.name.clone(),
             particles: offset..offset + n,
+            split_particles: Vec::new(),
+            source_vertex: (0..n as u32).collect(),
             collide: object.collide,
             pinned: pinned.iter().filter(|&&p| p).count(),
+            tearing: recipe.tear_strain.map(|_| Tearing {
+                recipe,
+                torn_sides: BTreeSet::new(),
+                torn_count: 0,
+                size,
+            }),
+            topology_version: 0,
             triangles,
             topology: mesh,
         });
     }
 
+    let owner = objects
+        .iter()
+        .enumerate()
+        .flat_map(|(k, o)| o.particles.clone().map(move |_| k as u32))
+        .collect();
     let inv_mass = &particles.inv_mass;
     let sim = &file.simulation;
     let model = Model {
@@ -151,6 +175,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         shape_matching: constraints.shape_matching,
         particles,
         objects,
+        owner,
         colliders: file.colliders.iter().map(collider).collect(),
         params: SolverParams {
             fps: sim.fps,
@@ -189,30 +214,51 @@ impl ObjectPart<'_> {
         material(table, self.solver, self.iterations)
     }
 
-    fn distance(&self, [a, b]: [u32; 2], material: Material) -> Option<DistanceConstraint> {
-        let rest_length = self.mesh.positions[a as usize].distance(self.mesh.positions[b as usize]);
-        (rest_length > 1e-12 * self.size).then(|| DistanceConstraint {
-            particles: [self.global(a), self.global(b)],
-            rest_length,
-            material,
-        })
-    }
-
     fn add_constraints(
         &self,
         object: &Object,
         out: &mut Constraints,
         warnings: &mut Vec<String>,
-    ) -> Result<()> {
+    ) -> Result<(Recipe, f64)> {
         let (mesh, key) = (self.mesh, self.key);
-        if let Some(table) = &object.stretch {
-            let material = self.material(table);
-            out.stretch.extend(
-                mesh.unique_edges()
-                    .into_iter()
-                    .filter_map(|e| self.distance(e, material)),
-            );
+        let recipe = Recipe {
+            stretch: object.stretch.as_ref().map(|t| self.material(t)),
+            tear_strain: object.stretch.as_ref().and_then(|t| t.tear_strain),
+            bending: object.bending.as_ref().map(|t| {
+                let kind = match t.model {
+                    BendingModel::Dihedral => BendingKind::Dihedral,
+                    BendingModel::Isometric => BendingKind::Isometric,
+                };
+                (self.material(t), kind)
+            }),
+            long_range: object.long_range.as_ref().map(|t| t.max_stretch),
+        };
+        if object.bending.is_some() && self.triangles.is_empty() && mesh.segments.is_empty() {
+            bail!("{key}.bending: needs faces or line segments");
         }
+        if object.long_range.is_some() && !self.pinned.contains(&true) {
+            bail!("{key}.long_range: tethers need pinned particles (`pin` or `pin_region`)");
+        }
+        let global = |i: u32| self.global(i);
+        let pinned = |i: u32| self.pinned[i as usize];
+        let generated = generate(
+            &Source {
+                mesh,
+                triangles: self.triangles,
+                global: &global,
+                pinned: &pinned,
+                size: self.size,
+                torn: &BTreeSet::new(),
+            },
+            &recipe,
+        );
+        if generated.non_manifold > 0 {
+            warnings.push(format!(
+                "{key}.bending: {} non-manifold edges (shared by more than two faces) get no bending",
+                generated.non_manifold
+            ));
+        }
+        out.add(generated);
         if let Some(table) = &object.tets {
             if mesh.tets.is_empty() {
                 bail!("{key}.tets: needs a tetrahedral geometry: a TetGen `mesh = \"….node\"` or a `box`");
@@ -233,9 +279,6 @@ impl ObjectPart<'_> {
             if object.stretch.is_none() {
                 warnings.push(format!("{key}.tets: without `stretch` nothing resists shear; add `stretch` for the edges"));
             }
-        }
-        if let Some(table) = &object.bending {
-            self.add_bending(table, out, warnings)?;
         }
         if let Some(table) = &object.volume {
             if self.triangles.is_empty() {
@@ -277,9 +320,6 @@ impl ObjectPart<'_> {
                 self.material(table),
             ));
         }
-        if let Some(table) = &object.long_range {
-            self.add_tethers(table.max_stretch, out)?;
-        }
         let kinds = [
             object.stretch.is_some(),
             object.bending.is_some(),
@@ -293,105 +333,8 @@ impl ObjectPart<'_> {
                 "{key}: no constraint kind is on; its particles fall freely"
             ));
         }
-        Ok(())
+        Ok((recipe, self.size))
     }
-
-    /// Hinges across edges shared by two triangles (dihedral or isometric), and distance
-    /// constraints between particles two apart along line segments (rope bending).
-    fn add_bending(
-        &self,
-        table: &Bending,
-        out: &mut Constraints,
-        warnings: &mut Vec<String>,
-    ) -> Result<()> {
-        let (mesh, key) = (self.mesh, self.key);
-        if self.triangles.is_empty() && mesh.segments.is_empty() {
-            bail!("{key}.bending: needs faces or line segments");
-        }
-        let material = self.material(table);
-        let (stencils, non_manifold) = hinges(self.triangles);
-        if non_manifold > 0 {
-            warnings.push(format!(
-                "{key}.bending: {non_manifold} non-manifold edges (shared by more than two faces) get no bending"
-            ));
-        }
-        for stencil in stencils {
-            let p = stencil.map(|i| mesh.positions[i as usize]);
-            let particles = stencil.map(|i| self.global(i));
-            match table.model {
-                BendingModel::Dihedral => {
-                    if let Some((rest_angle, _)) = dihedral_angle(&p) {
-                        out.bending.push(DihedralConstraint {
-                            particles,
-                            rest_angle,
-                            material,
-                        });
-                    }
-                }
-                BendingModel::Isometric => {
-                    out.isometric_bending
-                        .extend(IsometricBendingConstraint::isometric(
-                            particles, &p, material,
-                        ));
-                }
-            }
-        }
-        for [a, b, c] in polyline_bends(&mesh.segments) {
-            let rest = [a, b, c].map(|i| mesh.positions[i as usize]);
-            let particles = [a, b, c].map(|i| self.global(i));
-            out.rope_bending
-                .extend(RopeBendingConstraint::rope(particles, &rest, material));
-        }
-        Ok(())
-    }
-
-    /// A tether from every free particle to its nearest pinned particle (rest distance; the
-    /// lower index on a tie).
-    fn add_tethers(&self, max_stretch: f64, out: &mut Constraints) -> Result<()> {
-        let positions = &self.mesh.positions;
-        let anchors: Vec<usize> = (0..positions.len()).filter(|&i| self.pinned[i]).collect();
-        if anchors.is_empty() {
-            bail!(
-                "{}.long_range: tethers need pinned particles (`pin` or `pin_region`)",
-                self.key
-            );
-        }
-        for i in (0..positions.len()).filter(|&i| !self.pinned[i]) {
-            let (distance, anchor) = anchors
-                .iter()
-                .map(|&a| (positions[i].distance(positions[a]), a))
-                .fold((f64::INFINITY, 0), |best, candidate| {
-                    if candidate.0 < best.0 {
-                        candidate
-                    } else {
-                        best
-                    }
-                });
-            out.long_range.push(LongRangeConstraint {
-                particles: [self.global(i as u32), self.global(anchor as u32)],
-                max_length: max_stretch * distance,
-            });
-        }
-        Ok(())
-    }
-}
-
-/// For every vertex joined to exactly two others by line segments, `[first, vertex, second]`
-/// (neighbours in index order): where rope bending acts.
-fn polyline_bends(segments: &[[u32; 2]]) -> Vec<[u32; 3]> {
-    let mut ends: Vec<(u32, u32)> = segments
-        .iter()
-        .flat_map(|&[a, b]| [(a, b), (b, a)])
-        .filter(|(a, b)| a != b)
-        .collect();
-    ends.sort_unstable();
-    ends.dedup();
-    ends.chunk_by(|x, y| x.0 == y.0)
-        .filter_map(|group| match group {
-            [(middle, a), (_, b)] => Some([*a, *middle, *b]),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Refuses scenes whose primitives would need more particles or memory than this machine has,
@@ -628,37 +571,6 @@ fn pinned_particles(
         }
     }
     Ok(pinned)
-}
-
-/// Bending stencils `[e0, e1, o0, o1]` for every edge shared by exactly two triangles, in
-/// sorted edge order, and the number of non-manifold edges (more than two triangles).
-fn hinges(triangles: &[[u32; 3]]) -> (Vec<[u32; 4]>, usize) {
-    // (undirected edge, directed start, opposite vertex), sorted so equal edges are adjacent.
-    let mut sides: Vec<([u32; 2], u32, u32)> = Vec::with_capacity(triangles.len() * 3);
-    for &[a, b, c] in triangles {
-        for (e0, e1, o) in [(a, b, c), (b, c, a), (c, a, b)] {
-            sides.push(([e0.min(e1), e0.max(e1)], e0, o));
-        }
-    }
-    sides.sort_unstable();
-    let mut stencils = Vec::new();
-    let mut non_manifold = 0;
-    for group in sides.chunk_by(|x, y| x.0 == y.0) {
-        match group {
-            [(_, start_a, o0), (edge, _, o1)] => {
-                // Triangle A holds the edge as start_a → other; B the other way round.
-                let other = if *start_a == edge[0] {
-                    edge[1]
-                } else {
-                    edge[0]
-                };
-                stencils.push([*start_a, other, *o0, *o1]);
-            }
-            [_] => {}
-            _ => non_manifold += 1,
-        }
-    }
-    (stencils, non_manifold)
 }
 
 /// Edges used by exactly one triangle (a closed surface has none).

@@ -276,6 +276,9 @@ pub struct Stretch {
     pub damping: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stiffness: Option<f64>,
+    /// Strain (length / rest − 1) beyond which a polygon side or segment tears.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tear_strain: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

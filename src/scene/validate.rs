@@ -356,6 +356,20 @@ fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Rep
     if let Some(volume) = &object.volume {
         positive(report, &format!("{key}.volume.pressure"), volume.pressure);
     }
+    if let Some(strain) = object.stretch.as_ref().and_then(|s| s.tear_strain) {
+        positive(report, &format!("{key}.stretch.tear_strain"), strain);
+        for (kind, on) in [
+            ("tets", object.tets.is_some()),
+            ("shape_matching", object.shape_matching.is_some()),
+        ] {
+            if on {
+                report.error(
+                    format!("{key}.stretch.tear_strain"),
+                    format!("tearing works on surfaces and ropes, not with `{kind}`"),
+                );
+            }
+        }
+    }
     if let Some(long_range) = &object.long_range {
         if long_range.max_stretch < 1.0 {
             report.error(

@@ -117,6 +117,7 @@ mod tests {
                 particles,
                 rest_length: 1.0,
                 material: crate::constraints::Material::RIGID,
+                tear_length: f64::INFINITY,
             })
             .collect();
         let block = ConstraintBlock::new(items.clone(), &[1.0; 10]);
@@ -144,6 +145,7 @@ mod tests {
                 particles: [0, k],
                 rest_length: 1.0,
                 material: crate::constraints::Material::RIGID,
+                tear_length: f64::INFINITY,
             })
             .collect();
         let block = ConstraintBlock::new(items.clone(), &[1.0; 71]);

@@ -31,6 +31,8 @@ pub struct FrameDiagnostics {
     pub max_edge_strain: f64,
     pub contacts: usize,
     pub max_penetration: f64,
+    /// Edges torn since the start (`stretch.tear_strain`).
+    pub torn_edges: usize,
 }
 
 /// Elements per chunk of a reduction. Fixed (not derived from the thread count) so every sum
@@ -80,13 +82,11 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
     let pool = solver.pool();
     let p = &model.particles;
     let g = model.params.gravity;
-    let collides: Vec<bool> = {
-        let mut collides = vec![false; p.len()];
-        for object in model.objects.iter().filter(|o| o.collide) {
-            collides[object.particles.clone()].fill(true);
-        }
-        collides
-    };
+    let collides: Vec<bool> = model
+        .owner
+        .iter()
+        .map(|&k| model.objects[k as usize].collide)
+        .collect();
     let particle_parts = chunked(pool, p.len(), |range| {
         let mut sums = ParticleSums::default();
         for i in range {
@@ -198,5 +198,11 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         max_edge_strain,
         contacts: solver.contact_count(),
         max_penetration: total.max_penetration,
+        torn_edges: model
+            .objects
+            .iter()
+            .filter_map(|o| o.tearing.as_ref())
+            .map(|t| t.torn_count)
+            .sum(),
     }
 }

@@ -5,3 +5,4 @@ pub mod colouring;
 pub mod diagnostics;
 pub mod parallel;
 pub mod step;
+pub mod tearing;

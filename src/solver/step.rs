@@ -70,12 +70,11 @@ impl Solver {
     /// A solver running on `threads` worker threads (at least 1).
     pub fn new(model: Model, threads: usize) -> Result<Self> {
         let n = model.particles.len();
-        let mut collides = vec![false; n];
-        for object in model.objects.iter().filter(|o| o.collide) {
-            for i in object.particles.clone() {
-                collides[i] = model.particles.inv_mass[i] > 0.0;
-            }
-        }
+        let collides = (0..n)
+            .map(|i| {
+                model.objects[model.owner[i] as usize].collide && model.particles.inv_mass[i] > 0.0
+            })
+            .collect();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .thread_name(|k| format!("xpbd-worker-{k}"))
@@ -99,6 +98,18 @@ impl Solver {
         &self.pool
     }
 
+    /// Extends the per-particle solver state after tearing added particles.
+    pub(crate) fn grow_to(&mut self, n: usize) {
+        self.contact_collider.resize(n, NO_CONTACT);
+        self.contact_normal.resize(n, DVec3::ZERO);
+        let model = &self.model;
+        self.collides = (0..n)
+            .map(|i| {
+                model.objects[model.owner[i] as usize].collide && model.particles.inv_mass[i] > 0.0
+            })
+            .collect();
+    }
+
     /// Particles that touched a collider in the last substep.
     pub fn contact_count(&self) -> usize {
         self.contact_collider
@@ -107,12 +118,27 @@ impl Solver {
             .count()
     }
 
-    /// Advances the model by one frame, `1 / fps` seconds.
+    /// Advances the model by one frame, `1 / fps` seconds. With tearing, the threads meet
+    /// after every substep so the topology can change between substeps.
     pub fn step_frame(&mut self) -> Result<(), Divergence> {
+        let substeps = self.model.params.substeps;
+        if !self.can_tear() {
+            return self.run_substeps(1..substeps + 1);
+        }
+        for substep in 1..=substeps {
+            self.run_substeps(substep..substep + 1)?;
+            self.tear();
+        }
+        Ok(())
+    }
+
+    /// Runs the substeps `range` (1-based) on the worker threads.
+    fn run_substeps(&mut self, range: std::ops::Range<usize>) -> Result<(), Divergence> {
         let threads = self.pool.current_num_threads();
         let model = &mut self.model;
         let particles = &mut model.particles;
         let frame = Frame {
+            substeps: range,
             params: &model.params,
             threads,
             barrier: SpinBarrier::new(threads),
@@ -146,12 +172,7 @@ impl Solver {
 
     fn divergence(&self, substep: usize, i: usize) -> Divergence {
         let p = &self.model.particles;
-        let object = self
-            .model
-            .objects
-            .iter()
-            .find(|o| o.particles.contains(&i))
-            .expect("every particle belongs to an object");
+        let (object, vertex) = self.model.vertex_of(i);
         let reason = if !p.x[i].is_finite() || !p.v[i].is_finite() {
             "position or velocity is not finite".to_string()
         } else if out_of_bounds(p.x[i]) {
@@ -166,7 +187,7 @@ impl Solver {
         Divergence {
             substep,
             object: object.name.clone(),
-            vertex: i - object.particles.start,
+            vertex: vertex as usize,
             reason,
         }
     }
@@ -203,6 +224,8 @@ type WholeObjects<'a> = Mutex<(
 
 /// Everything the worker threads share during one frame.
 struct Frame<'a> {
+    /// The substeps to run, 1-based.
+    substeps: std::ops::Range<usize>,
     params: &'a SolverParams,
     threads: usize,
     barrier: SpinBarrier,
@@ -235,7 +258,7 @@ impl Frame<'_> {
     fn run(&self, t: usize) -> Option<usize> {
         let h = 1.0 / (self.params.fps * self.params.substeps as f64);
         let particles = share(0..self.x.len(), t, self.threads);
-        for substep in 1..=self.params.substeps {
+        for substep in self.substeps.clone() {
             self.predict(particles.clone(), h);
             self.barrier.wait();
             for iteration in 0..self.params.iterations {

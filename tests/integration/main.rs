@@ -8,3 +8,4 @@ mod determinism;
 mod output_files;
 mod physics;
 mod scenes;
+mod tearing;

@@ -1,0 +1,213 @@
+//! The constraints that follow from an object's topology: stretch edges, bending hinges and
+//! rope bends, and long-range tethers. The scene build makes them once; tearing makes them
+//! again for an object whose topology changed, from the same rest positions, so a torn object
+//! keeps its material and its rest shape.
+
+use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
+use crate::constraints::dihedral::{dihedral_angle, DihedralConstraint};
+use crate::constraints::distance::DistanceConstraint;
+use crate::constraints::long_range::LongRangeConstraint;
+use crate::constraints::Material;
+use crate::mesh::Mesh;
+use std::collections::BTreeSet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BendingKind {
+    Dihedral,
+    Isometric,
+}
+
+/// What an object asked for, for the kinds that follow from its topology.
+#[derive(Debug, Clone, Default)]
+pub struct Recipe {
+    pub stretch: Option<Material>,
+    /// Strain at which a polygon side or line segment tears (`stretch.tear_strain`).
+    pub tear_strain: Option<f64>,
+    pub bending: Option<(Material, BendingKind)>,
+    /// `long_range.max_stretch`.
+    pub long_range: Option<f64>,
+}
+
+/// Constraints made for one object (global particle indices).
+#[derive(Debug, Default)]
+pub struct Generated {
+    pub stretch: Vec<DistanceConstraint>,
+    pub bending: Vec<DihedralConstraint>,
+    pub isometric_bending: Vec<IsometricBendingConstraint>,
+    pub rope_bending: Vec<RopeBendingConstraint>,
+    pub long_range: Vec<LongRangeConstraint>,
+    /// Edges shared by more than two triangles: no hinge.
+    pub non_manifold: usize,
+}
+
+/// One object's rest geometry and how its local vertices map to particles.
+pub struct Source<'a> {
+    /// Rest positions and topology (local indices).
+    pub mesh: &'a Mesh,
+    pub triangles: &'a [[u32; 3]],
+    /// Local vertex → global particle.
+    pub global: &'a dyn Fn(u32) -> u32,
+    /// Whether a local vertex is pinned.
+    pub pinned: &'a dyn Fn(u32) -> bool,
+    /// Bounding-box diagonal: the scale for degeneracy thresholds.
+    pub size: f64,
+    /// Polygon sides (sorted pairs) torn but still shared by two faces: no edge, no hinge.
+    pub torn: &'a BTreeSet<[u32; 2]>,
+}
+
+pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
+    let mut out = Generated::default();
+    let mesh = source.mesh;
+    let p = |i: u32| mesh.positions[i as usize];
+    if let Some(material) = recipe.stretch {
+        let tearable = recipe
+            .tear_strain
+            .map(|strain| (strain, tearable_edges(mesh)));
+        for [a, b] in mesh.unique_edges() {
+            let rest_length = p(a).distance(p(b));
+            if rest_length <= 1e-12 * source.size || source.torn.contains(&[a, b]) {
+                continue;
+            }
+            let tear_length = match &tearable {
+                Some((strain, sides)) if sides.contains(&[a, b]) => rest_length * (1.0 + strain),
+                _ => f64::INFINITY,
+            };
+            out.stretch.push(DistanceConstraint {
+                particles: [(source.global)(a), (source.global)(b)],
+                rest_length,
+                material,
+                tear_length,
+            });
+        }
+    }
+    if let Some((material, kind)) = recipe.bending {
+        let (stencils, non_manifold) = hinges(source.triangles);
+        out.non_manifold = non_manifold;
+        for stencil in stencils {
+            let edge = [stencil[0].min(stencil[1]), stencil[0].max(stencil[1])];
+            if source.torn.contains(&edge) {
+                continue;
+            }
+            let rest = stencil.map(p);
+            let particles = stencil.map(source.global);
+            match kind {
+                BendingKind::Dihedral => {
+                    if let Some((rest_angle, _)) = dihedral_angle(&rest) {
+                        out.bending.push(DihedralConstraint {
+                            particles,
+                            rest_angle,
+                            material,
+                        });
+                    }
+                }
+                BendingKind::Isometric => {
+                    out.isometric_bending
+                        .extend(IsometricBendingConstraint::isometric(
+                            particles, &rest, material,
+                        ))
+                }
+            }
+        }
+        for bend in polyline_bends(&mesh.segments) {
+            let particles = bend.map(source.global);
+            out.rope_bending.extend(RopeBendingConstraint::rope(
+                particles,
+                &bend.map(p),
+                material,
+            ));
+        }
+    }
+    if let Some(max_stretch) = recipe.long_range {
+        let n = mesh.positions.len() as u32;
+        let anchors: Vec<u32> = (0..n).filter(|&i| (source.pinned)(i)).collect();
+        for i in (0..n).filter(|&i| !(source.pinned)(i)) {
+            // Nearest pinned vertex by rest distance; the lower index on a tie.
+            let nearest = anchors.iter().map(|&a| (p(i).distance(p(a)), a)).fold(
+                None,
+                |best: Option<(f64, u32)>, c| match best {
+                    Some(b) if b.0 <= c.0 => Some(b),
+                    _ => Some(c),
+                },
+            );
+            if let Some((distance, anchor)) = nearest {
+                out.long_range.push(LongRangeConstraint {
+                    particles: [(source.global)(i), (source.global)(anchor)],
+                    max_length: max_stretch * distance,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The edges that can tear, as sorted pairs: polygon sides shared by two or more faces, and
+/// line segments. A diagonal that triangulates a polygon cannot tear (the polygon is one
+/// face), nor can a border side: with one face there is nothing to separate.
+pub fn tearable_edges(mesh: &Mesh) -> BTreeSet<[u32; 2]> {
+    let mut sides: Vec<[u32; 2]> = Vec::new();
+    for face in mesh.faces() {
+        for k in 0..face.len() {
+            let (a, b) = (face[k], face[(k + 1) % face.len()]);
+            sides.push([a.min(b), a.max(b)]);
+        }
+    }
+    sides.sort_unstable();
+    let mut edges: BTreeSet<[u32; 2]> = sides
+        .chunk_by(|p, q| p == q)
+        .filter(|group| group.len() > 1)
+        .map(|group| group[0])
+        .collect();
+    for &[a, b] in &mesh.segments {
+        edges.insert([a.min(b), a.max(b)]);
+    }
+    edges
+}
+
+/// Bending stencils `[e0, e1, o0, o1]` for every edge shared by exactly two triangles, in
+/// sorted edge order, and the number of non-manifold edges (more than two triangles).
+pub fn hinges(triangles: &[[u32; 3]]) -> (Vec<[u32; 4]>, usize) {
+    // (undirected edge, directed start, opposite vertex), sorted so equal edges are adjacent.
+    let mut sides: Vec<([u32; 2], u32, u32)> = Vec::with_capacity(triangles.len() * 3);
+    for &[a, b, c] in triangles {
+        for (e0, e1, o) in [(a, b, c), (b, c, a), (c, a, b)] {
+            sides.push(([e0.min(e1), e0.max(e1)], e0, o));
+        }
+    }
+    sides.sort_unstable();
+    let mut stencils = Vec::new();
+    let mut non_manifold = 0;
+    for group in sides.chunk_by(|x, y| x.0 == y.0) {
+        match group {
+            [(_, start_a, o0), (edge, _, o1)] => {
+                // Triangle A holds the edge as start_a → other; B the other way round.
+                let other = if *start_a == edge[0] {
+                    edge[1]
+                } else {
+                    edge[0]
+                };
+                stencils.push([*start_a, other, *o0, *o1]);
+            }
+            [_] => {}
+            _ => non_manifold += 1,
+        }
+    }
+    (stencils, non_manifold)
+}
+
+/// For every vertex joined to exactly two others by line segments, `[first, vertex, second]`
+/// (neighbours in index order): where rope bending acts.
+pub fn polyline_bends(segments: &[[u32; 2]]) -> Vec<[u32; 3]> {
+    let mut ends: Vec<(u32, u32)> = segments
+        .iter()
+        .flat_map(|&[a, b]| [(a, b), (b, a)])
+        .filter(|(a, b)| a != b)
+        .collect();
+    ends.sort_unstable();
+    ends.dedup();
+    ends.chunk_by(|x, y| x.0 == y.0)
+        .filter_map(|group| match group {
+            [(middle, a), (_, b)] => Some([*a, *middle, *b]),
+            _ => None,
+        })
+        .collect()
+}
