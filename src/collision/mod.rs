@@ -5,10 +5,15 @@
 //! `thickness`. It acts only when violated and, against an immovable collider, is solved
 //! exactly (compliance 0): `p += −C n`. Friction follows Macklin et al. 2014 (Unified Particle
 //! Physics, §6.1) at position level: with `Δx_t` the tangential displacement over the substep
-//! and `d` the penetration just corrected, `Δx_t` is removed entirely when `|Δx_t| < μ d`
-//! (static) and shortened by `μ d` otherwise (dynamic). On an incline this gives exactly
-//! Coulomb's law: a particle holds when `tan θ < μ` and otherwise accelerates at
-//! `g (sin θ − μ cos θ)`.
+//! and `d` the penetration just corrected, `Δx_t` is removed entirely when `|Δx_t| < μ_s d`
+//! (static) and shortened by `μ_k d` otherwise (dynamic). On an incline this gives exactly
+//! Coulomb's law: a particle holds when `tan θ < μ_s` and otherwise accelerates at
+//! `g (sin θ − μ_k cos θ)`.
+//!
+//! Shapes: a plane, a sphere, an oriented box (`R` its rotation, `h` its half extents: with
+//! `q = Rᵀ(p − c)` and `d = |q| − h`, outside `φ = |max(d, 0)|` with the normal along
+//! `max(d, 0) · sign(q)`, inside `φ = max_k d_k < 0` with the normal along that axis) and a
+//! capsule (`φ = |p − closest point of segment a–b| − R`).
 
 use glam::DVec3;
 
@@ -18,14 +23,23 @@ pub enum Shape {
     Plane { point: DVec3, normal: DVec3 },
     /// Solid ball.
     Sphere { center: DVec3, radius: f64 },
+    /// Solid box: centre, rotation (local → world) and half extents.
+    Box {
+        center: DVec3,
+        rotation: glam::DMat3,
+        half: DVec3,
+    },
+    /// Solid capsule: the points within `radius` of the segment `a`–`b`.
+    Capsule { a: DVec3, b: DVec3, radius: f64 },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Collider {
     pub name: String,
     pub shape: Shape,
-    /// Coulomb coefficient μ.
-    pub friction: f64,
+    /// Coulomb coefficients: static μ_s (sticking) and dynamic μ_k (sliding).
+    pub static_friction: f64,
+    pub dynamic_friction: f64,
     /// Restitution e in [0, 1] (Müller et al. 2020).
     pub restitution: f64,
     /// Extra margin, metres, added to the particle radius.
@@ -38,15 +52,50 @@ impl Shape {
     pub fn signed_distance(&self, p: DVec3) -> (f64, DVec3) {
         match *self {
             Shape::Plane { point, normal } => ((p - point).dot(normal), normal),
-            Shape::Sphere { center, radius } => {
-                let d = p - center;
-                let length = d.length();
-                // At the exact centre any direction is as good; +Y is deterministic.
-                let normal = if length > 1e-12 { d / length } else { DVec3::Y };
-                (length - radius, normal)
+            Shape::Sphere { center, radius } => ball_distance(p, center, radius),
+            Shape::Box {
+                center,
+                rotation,
+                half,
+            } => {
+                let q = rotation.transpose() * (p - center);
+                let sign = DVec3::new(q.x.signum(), q.y.signum(), q.z.signum());
+                let d = q.abs() - half;
+                let outside = d.max(DVec3::ZERO);
+                let outside_length = outside.length();
+                if outside_length > 0.0 {
+                    (outside_length, rotation * (outside * sign / outside_length))
+                } else {
+                    let axis = if d.x >= d.y && d.x >= d.z {
+                        DVec3::X
+                    } else if d.y >= d.z {
+                        DVec3::Y
+                    } else {
+                        DVec3::Z
+                    };
+                    (d.max_element(), rotation * (axis * sign))
+                }
+            }
+            Shape::Capsule { a, b, radius } => {
+                let ab = b - a;
+                let t = if ab.length_squared() > 0.0 {
+                    ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                ball_distance(p, a + ab * t, radius)
             }
         }
     }
+}
+
+/// Distance from a ball's surface and the outward normal (+Y at the exact centre, where any
+/// direction is as good: deterministic).
+fn ball_distance(p: DVec3, center: DVec3, radius: f64) -> (f64, DVec3) {
+    let d = p - center;
+    let length = d.length();
+    let normal = if length > 1e-12 { d / length } else { DVec3::Y };
+    (length - radius, normal)
 }
 
 impl std::fmt::Display for Collider {
@@ -59,11 +108,17 @@ impl std::fmt::Display for Collider {
             Shape::Sphere { center, radius } => {
                 write!(f, "sphere at {} of radius {radius}", v(center))?
             }
+            Shape::Box { center, half, .. } => {
+                write!(f, "box at {} of size {}", v(center), v(half * 2.0))?
+            }
+            Shape::Capsule { a, b, radius } => {
+                write!(f, "capsule from {} to {} of radius {radius}", v(a), v(b))?
+            }
         }
         write!(
             f,
-            ", friction {}, restitution {}, thickness {}",
-            self.friction, self.restitution, self.thickness
+            ", friction static {} dynamic {}, restitution {}, thickness {}",
+            self.static_friction, self.dynamic_friction, self.restitution, self.thickness
         )
     }
 }
@@ -73,12 +128,12 @@ impl std::fmt::Display for Collider {
 /// Returns the contact normal when the contact was active.
 #[inline]
 pub fn resolve_contact(
-    shape: &Shape,
+    collider: &Collider,
     radius: f64,
-    friction: f64,
     p: &mut DVec3,
     x_prev: DVec3,
 ) -> Option<DVec3> {
+    let shape = &collider.shape;
     let (distance, normal) = shape.signed_distance(*p);
     let c = distance - radius;
     if c >= 0.0 {
@@ -90,11 +145,10 @@ pub fn resolve_contact(
     let tangential = displacement - normal * displacement.dot(normal);
     let slip = tangential.length();
     if slip > 0.0 {
-        let limit = friction * depth;
-        *p -= if slip <= limit {
+        *p -= if slip <= collider.static_friction * depth {
             tangential
         } else {
-            tangential * (limit / slip)
+            tangential * ((collider.dynamic_friction * depth) / slip).min(1.0)
         };
     }
     Some(normal)
@@ -119,23 +173,76 @@ mod tests {
         assert_eq!((d, n), (2.0, DVec3::Z));
     }
 
+    fn ground(static_friction: f64, dynamic_friction: f64) -> Collider {
+        Collider {
+            name: "ground".into(),
+            shape: Shape::Plane {
+                point: DVec3::ZERO,
+                normal: DVec3::Y,
+            },
+            static_friction,
+            dynamic_friction,
+            restitution: 0.0,
+            thickness: 0.0,
+        }
+    }
+
+    #[test]
+    fn box_distances_and_normals_inside_and_out() {
+        let rotation = glam::DMat3::from_rotation_z(std::f64::consts::FRAC_PI_2);
+        let solid = Shape::Box {
+            center: DVec3::new(1.0, 0.0, 0.0),
+            rotation,
+            half: DVec3::new(2.0, 0.5, 0.5),
+        };
+        // Rotated 90° about Z: its long axis is world Y.
+        let (d, n) = solid.signed_distance(DVec3::new(1.0, 3.0, 0.0));
+        assert!(
+            (d - 1.0).abs() < 1e-12 && (n - DVec3::Y).length() < 1e-12,
+            "{d} {n}"
+        );
+        let (d, n) = solid.signed_distance(DVec3::new(1.3, 0.0, 0.0));
+        assert!(
+            (d + 0.2).abs() < 1e-12 && (n - DVec3::X).length() < 1e-12,
+            "{d} {n}"
+        );
+        // Past a corner: Euclidean distance to it.
+        let (d, _) = solid.signed_distance(DVec3::new(2.5, 3.0, 1.5));
+        assert!((d - (1.0f64 + 1.0 + 1.0).sqrt()).abs() < 1e-12, "{d}");
+    }
+
+    #[test]
+    fn capsule_distances_follow_the_segment() {
+        let capsule = Shape::Capsule {
+            a: DVec3::ZERO,
+            b: DVec3::new(2.0, 0.0, 0.0),
+            radius: 0.5,
+        };
+        let (d, n) = capsule.signed_distance(DVec3::new(1.0, 2.0, 0.0));
+        assert!((d - 1.5).abs() < 1e-12 && (n - DVec3::Y).length() < 1e-12);
+        let (d, n) = capsule.signed_distance(DVec3::new(-1.0, 0.0, 0.0));
+        assert!((d - 0.5).abs() < 1e-12 && (n + DVec3::X).length() < 1e-12);
+        let (d, _) = capsule.signed_distance(DVec3::new(1.0, 0.1, 0.0));
+        assert!((d + 0.4).abs() < 1e-12);
+    }
+
     #[test]
     fn contact_projects_to_the_margin_and_friction_sticks_or_slides() {
-        let ground = Shape::Plane {
-            point: DVec3::ZERO,
-            normal: DVec3::Y,
-        };
         // Pushed 1 mm in while slipping 0.5 mm: μ = 1 holds it (static).
         let mut p = DVec3::new(0.0005, -0.001, 0.0);
-        let n = resolve_contact(&ground, 0.0, 1.0, &mut p, DVec3::ZERO).unwrap();
+        let n = resolve_contact(&ground(1.0, 1.0), 0.0, &mut p, DVec3::ZERO).unwrap();
         assert_eq!(n, DVec3::Y);
         assert!((p - DVec3::ZERO).length() < 1e-15);
         // Slipping 2 mm with μ = 0.5: 0.5 mm of it is removed (dynamic).
         let mut p = DVec3::new(0.002, -0.001, 0.0);
-        resolve_contact(&ground, 0.0, 0.5, &mut p, DVec3::ZERO).unwrap();
+        resolve_contact(&ground(0.5, 0.5), 0.0, &mut p, DVec3::ZERO).unwrap();
         assert!((p - DVec3::new(0.0015, 0.0, 0.0)).length() < 1e-15);
+        // Static 1.0 would not hold 2 mm of slip on 1 mm of depth; dynamic 0.25 removes 0.25 mm.
+        let mut p = DVec3::new(0.002, -0.001, 0.0);
+        resolve_contact(&ground(1.0, 0.25), 0.0, &mut p, DVec3::ZERO).unwrap();
+        assert!((p - DVec3::new(0.00175, 0.0, 0.0)).length() < 1e-15);
         // Outside the margin nothing happens.
         let mut p = DVec3::new(0.0, 0.02, 0.0);
-        assert!(resolve_contact(&ground, 0.01, 0.5, &mut p, DVec3::ZERO).is_none());
+        assert!(resolve_contact(&ground(0.5, 0.5), 0.01, &mut p, DVec3::ZERO).is_none());
     }
 }

@@ -588,21 +588,33 @@ fn open_edges(triangles: &[[u32; 3]]) -> usize {
 }
 
 fn collider(c: &types::Collider) -> Collider {
+    let vector = |v: Option<[f64; 3]>| DVec3::from_array(v.unwrap_or_default());
     let shape = match c.shape {
         ColliderShape::Sphere => Shape::Sphere {
-            center: DVec3::from_array(c.center.unwrap_or_default()),
+            center: vector(c.center),
             radius: c.radius.unwrap_or(1.0),
         },
-        // Validation admits only planes and spheres.
-        _ => Shape::Plane {
-            point: DVec3::from_array(c.point.unwrap_or_default()),
+        ColliderShape::Box => Shape::Box {
+            center: vector(c.center),
+            rotation: rotation(c.rotate.unwrap_or_default()),
+            half: vector(c.size) * 0.5,
+        },
+        ColliderShape::Capsule => Shape::Capsule {
+            a: vector(c.a),
+            b: vector(c.b),
+            radius: c.radius.unwrap_or(1.0),
+        },
+        // Validation admits no mesh collider yet.
+        ColliderShape::Plane | ColliderShape::Mesh => Shape::Plane {
+            point: vector(c.point),
             normal: DVec3::from_array(c.normal.unwrap_or([0.0, 1.0, 0.0])).normalize(),
         },
     };
     Collider {
         name: c.name.clone(),
         shape,
-        friction: c.friction,
+        static_friction: c.static_friction.unwrap_or(c.friction),
+        dynamic_friction: c.dynamic_friction.unwrap_or(c.friction),
         restitution: c.restitution,
         thickness: c.thickness,
     }

@@ -374,8 +374,25 @@ pub struct Collider {
     pub center: Option<[f64; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radius: Option<f64>,
+    /// Box: full extents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<[f64; 3]>,
+    /// Box: degrees about world X, then Y, then Z.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotate: Option<[f64; 3]>,
+    /// Capsule: the segment's ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a: Option<[f64; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<[f64; 3]>,
     #[serde(default = "default_friction")]
     pub friction: f64,
+    /// Overrides `friction` for sticking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_friction: Option<f64>,
+    /// Overrides `friction` for sliding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_friction: Option<f64>,
     #[serde(default)]
     pub restitution: f64,
     #[serde(default)]

@@ -390,36 +390,72 @@ fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
     if collider.name.is_empty() {
         report.error(format!("{key}.name"), "must not be empty");
     }
-    let misplaced = |report: &mut Report, present: &[(&str, bool)]| {
-        for (name, is_set) in present {
-            if *is_set {
-                report.error(
-                    format!("{key}.{name}"),
-                    format!("does not apply to a {:?} collider", collider.shape).to_lowercase(),
-                );
-            }
-        }
+    let given = [
+        ("point", collider.point.is_some()),
+        ("normal", collider.normal.is_some()),
+        ("center", collider.center.is_some()),
+        ("radius", collider.radius.is_some()),
+        ("size", collider.size.is_some()),
+        ("rotate", collider.rotate.is_some()),
+        ("a", collider.a.is_some()),
+        ("b", collider.b.is_some()),
+    ];
+    let applies: &[&str] = match collider.shape {
+        ColliderShape::Plane => &["point", "normal"],
+        ColliderShape::Sphere => &["center", "radius"],
+        ColliderShape::Box => &["center", "size", "rotate"],
+        ColliderShape::Capsule => &["a", "b", "radius"],
+        ColliderShape::Mesh => &[],
     };
+    let shape_name = format!("{:?}", collider.shape).to_lowercase();
+    for (name, is_set) in given {
+        if is_set && !applies.contains(&name) {
+            report.error(
+                format!("{key}.{name}"),
+                format!("does not apply to a {shape_name} collider"),
+            );
+        }
+    }
     match collider.shape {
         ColliderShape::Plane => {
-            misplaced(report, &[("center", collider.center.is_some()), ("radius", collider.radius.is_some())]);
             let normal = glam::DVec3::from_array(collider.normal.unwrap_or([0.0, 1.0, 0.0]));
             if normal.try_normalize().is_none() || normal.length() < 1e-12 {
                 report.error(format!("{key}.normal"), "must not be the zero vector (and must have a finite length)");
             }
         }
-        ColliderShape::Sphere => {
-            misplaced(report, &[("point", collider.point.is_some()), ("normal", collider.normal.is_some())]);
+        ColliderShape::Sphere => match collider.radius {
+            Some(r) => positive(report, &format!("{key}.radius"), r),
+            None => report.error(key, "a sphere collider needs `radius`"),
+        },
+        ColliderShape::Box => match collider.size {
+            Some(size) => {
+                for (axis, extent) in size.iter().enumerate() {
+                    positive(report, &format!("{key}.size[{axis}]"), *extent);
+                }
+            }
+            None => report.error(key, "a box collider needs `size` (full extents)"),
+        },
+        ColliderShape::Capsule => {
             match collider.radius {
                 Some(r) => positive(report, &format!("{key}.radius"), r),
-                None => report.error(key, "a sphere collider needs `radius`"),
+                None => report.error(key, "a capsule collider needs `radius`"),
+            }
+            if collider.a.is_none() || collider.b.is_none() {
+                report.error(key, "a capsule collider needs both ends `a` and `b`");
             }
         }
-        other => report.error(
+        ColliderShape::Mesh => report.error(
             format!("{key}.shape"),
-            format!("{other:?} colliders are not available in this version yet; use \"plane\" or \"sphere\"")
-                .to_lowercase(),
+            "mesh colliders are not available in this version yet; use \"plane\", \"sphere\", \"box\" or \"capsule\"",
         ),
+    }
+    for (name, value) in [
+        ("static_friction", collider.static_friction),
+        ("dynamic_friction", collider.dynamic_friction),
+    ] {
+        if let Some(value) = value {
+            non_negative(report, &format!("{key}.{name}"), value);
+        }
     }
     non_negative(report, &format!("{key}.friction"), collider.friction);
     non_negative(report, &format!("{key}.thickness"), collider.thickness);

@@ -402,13 +402,7 @@ impl Frame<'_> {
         for k in (0..x.len()).filter(|&k| collides[k]) {
             for (c, collider) in self.colliders.iter().enumerate() {
                 let margin = radius + collider.thickness;
-                if let Some(normal) = resolve_contact(
-                    &collider.shape,
-                    margin,
-                    collider.friction,
-                    &mut x[k],
-                    x_prev[k],
-                ) {
+                if let Some(normal) = resolve_contact(collider, margin, &mut x[k], x_prev[k]) {
                     collider_of[k] = c as u32;
                     normal_of[k] = normal;
                 }

@@ -178,6 +178,11 @@ fn pendulum_keeps_its_period() {
 /// A particle released at rest on a plane inclined by `degrees` with friction `mu`;
 /// returns how far it moved along the slope after `seconds`.
 fn slide_distance(degrees: f64, mu: f64, seconds: f64) -> f64 {
+    slide_distance_with(degrees, &format!("friction = {mu}"), seconds)
+}
+
+/// The same with the collider's friction keys given as `friction`.
+fn slide_distance_with(degrees: f64, friction: &str, seconds: f64) -> f64 {
     let ws = Workspace::new();
     let theta = degrees.to_radians();
     let normal = [theta.sin(), theta.cos(), 0.0];
@@ -190,7 +195,7 @@ fn slide_distance(degrees: f64, mu: f64, seconds: f64) -> f64 {
         "[simulation]\nfps = {fps}\nframes = {frames}\nsubsteps = 20\n\
          [collision]\nthickness = {radius}\n\
          [[collider]]\nname = \"slope\"\nshape = \"plane\"\npoint = [0.0, 0.0, 0.0]\n\
-         normal = [{}, {}, 0.0]\nfriction = {mu}\n{object}",
+         normal = [{}, {}, 0.0]\n{friction}\n{object}",
         normal[0], normal[1]
     );
     ws.run_ok(&scene, &[]);
@@ -221,6 +226,88 @@ fn incline_slides_with_coulomb_acceleration() {
     );
     // And friction mattered: frictionless would go much further.
     assert!(moved < 0.8 * 0.5 * G * theta.sin() * seconds * seconds);
+}
+
+#[test]
+fn static_friction_holds_and_dynamic_friction_sets_the_slide() {
+    // 30°: tan θ = 0.577. μ_s = 0.6 holds the particle; with μ_s = 0.5 it slides, braked only
+    // by μ_k = 0.2: a = g (sin θ − μ_k cos θ).
+    let held = slide_distance_with(30.0, "static_friction = 0.6\ndynamic_friction = 0.2", 1.0);
+    assert!(held < 1e-5, "slid {held} m");
+    let theta = 30f64.to_radians();
+    let expected = 0.5 * G * (theta.sin() - 0.2 * theta.cos());
+    let moved = slide_distance_with(30.0, "static_friction = 0.5\ndynamic_friction = 0.2", 1.0);
+    assert!(
+        (moved - expected).abs() < 5e-3 * expected,
+        "slid {moved} m, expected {expected} m"
+    );
+}
+
+/// Drops a 1 m cloth on `collider` and returns every vertex position of every frame.
+fn drop_cloth_on(collider: &str, frames: usize) -> Vec<Vec<[f64; 3]>> {
+    let ws = Workspace::new();
+    let scene = format!(
+        "[simulation]\nfps = 24.0\nframes = {frames}\nsubsteps = 20\n[collision]\nthickness = 0.004\n\
+         [[object]]\nname = \"cloth\"\ngrid = {{ size = [1.0, 1.0], resolution = [24, 24] }}\n\
+         translate = [0.03, 0.6, -0.02]\ndensity = 0.1\nstretch = {{}}\nbending = {{ compliance = 10.0 }}\n\
+         [[collider]]\nname = \"solid\"\nfriction = 0.3\n{collider}"
+    );
+    ws.run_ok(&scene, &[]);
+    obj_sequence(&ws.out(), "cloth", frames)
+}
+
+#[test]
+fn cloth_never_ends_inside_a_box_collider() {
+    // A box 0.5 × 0.2 × 0.4 at the origin turned 30° about Y; checked in its own frame.
+    let frames = drop_cloth_on(
+        "shape = \"box\"\ncenter = [0.0, 0.0, 0.0]\nsize = [0.5, 0.2, 0.4]\nrotate = [0.0, 30.0, 0.0]\n",
+        30,
+    );
+    let (sin, cos) = 30f64.to_radians().sin_cos();
+    let half = [0.25, 0.1, 0.2];
+    let mut touching = 0;
+    for (f, frame) in frames.iter().enumerate() {
+        for (k, p) in frame.iter().enumerate() {
+            // Into the box's frame (rotate by −30° about Y), then the distance to the box:
+            // Euclidean outside (rounded at edges and corners), the nearest face inside.
+            let q = [cos * p[0] - sin * p[2], p[1], sin * p[0] + cos * p[2]];
+            let d: Vec<f64> = (0..3).map(|a| q[a].abs() - half[a]).collect();
+            let outside = d.iter().map(|c| c.max(0.0).powi(2)).sum::<f64>().sqrt();
+            let distance = if outside > 0.0 {
+                outside
+            } else {
+                d.iter().cloned().fold(f64::MIN, f64::max)
+            };
+            assert!(
+                distance > 0.004 - 1e-5,
+                "frame {f} vertex {k} is {distance} m from the box"
+            );
+            touching += usize::from(distance < 0.004 + 1e-3);
+        }
+    }
+    assert!(touching > 20, "the cloth never reached the box");
+}
+
+#[test]
+fn cloth_never_ends_inside_a_capsule_collider() {
+    let frames = drop_cloth_on(
+        "shape = \"capsule\"\na = [-0.4, 0.1, 0.0]\nb = [0.4, 0.1, 0.0]\nradius = 0.1\n",
+        30,
+    );
+    let mut touching = 0;
+    for (f, frame) in frames.iter().enumerate() {
+        for (k, p) in frame.iter().enumerate() {
+            let t = ((p[0] + 0.4) / 0.8).clamp(0.0, 1.0);
+            let axis = [-0.4 + 0.8 * t, 0.1, 0.0];
+            let d = distance(*p, axis);
+            assert!(
+                d > 0.1 + 0.004 - 1e-5,
+                "frame {f} vertex {k}: {d} from the axis"
+            );
+            touching += usize::from(d < 0.1 + 0.004 + 1e-3);
+        }
+    }
+    assert!(touching > 20, "the cloth never reached the capsule");
 }
 
 #[test]
