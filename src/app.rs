@@ -326,9 +326,18 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         Some(dir) => dir.clone(),
         None => scene.base_dir.join(&file.output.dir),
     };
-    let threads = match file.simulation.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n as usize,
+    // The solver's threads meet between every colour: more threads than cores only wait for
+    // each other, so use at most one per core. The output is the same for any count.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = match file.simulation.threads as usize {
+        0 => cores,
+        n if n > cores => {
+            if !args.quiet {
+                say!("warning: {n} threads asked for, {cores} cores here: using {cores} (the output is the same)");
+            }
+            cores
+        }
+        n => n,
     };
 
     std::fs::create_dir_all(&out_dir)

@@ -120,15 +120,19 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
     if let Some(max_stretch) = recipe.long_range {
         let n = mesh.positions.len() as u32;
         let anchors: Vec<u32> = (0..n).filter(|&i| (source.pinned)(i)).collect();
+        // A tether only reaches pins of its own connected piece: a torn-off piece falls.
+        let piece = connected_pieces(mesh);
         for i in (0..n).filter(|&i| !(source.pinned)(i)) {
-            // Nearest pinned vertex by rest distance; the lower index on a tie.
-            let nearest = anchors.iter().map(|&a| (p(i).distance(p(a)), a)).fold(
-                None,
-                |best: Option<(f64, u32)>, c| match best {
+            // Nearest pinned vertex of the same piece by rest distance; the lower index on a tie.
+            let same_piece = |&&a: &&u32| piece[a as usize] == piece[i as usize];
+            let nearest = anchors
+                .iter()
+                .filter(same_piece)
+                .map(|&a| (p(i).distance(p(a)), a))
+                .fold(None, |best: Option<(f64, u32)>, c| match best {
                     Some(b) if b.0 <= c.0 => Some(b),
                     _ => Some(c),
-                },
-            );
+                });
             if let Some((distance, anchor)) = nearest {
                 out.long_range.push(LongRangeConstraint {
                     particles: [(source.global)(i), (source.global)(anchor)],
@@ -161,6 +165,39 @@ pub fn tearable_edges(mesh: &Mesh) -> BTreeSet<[u32; 2]> {
         edges.insert([a.min(b), a.max(b)]);
     }
     edges
+}
+
+/// For every vertex, the smallest vertex index of its connected piece (vertices joined by
+/// faces, tetrahedra or segments).
+pub fn connected_pieces(mesh: &Mesh) -> Vec<u32> {
+    let mut parent: Vec<u32> = (0..mesh.positions.len() as u32).collect();
+    fn root(parent: &mut [u32], mut k: u32) -> u32 {
+        while parent[k as usize] != k {
+            parent[k as usize] = parent[parent[k as usize] as usize];
+            k = parent[k as usize];
+        }
+        k
+    }
+    let mut join = |a: u32, b: u32| {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra.max(rb) as usize] = ra.min(rb);
+    };
+    for face in mesh.faces() {
+        for pair in face.windows(2) {
+            join(pair[0], pair[1]);
+        }
+    }
+    for tet in &mesh.tets {
+        for &k in &tet[1..] {
+            join(tet[0], k);
+        }
+    }
+    for &[a, b] in &mesh.segments {
+        join(a, b);
+    }
+    (0..mesh.positions.len() as u32)
+        .map(|k| root(&mut parent, k))
+        .collect()
 }
 
 /// Bending stencils `[e0, e1, o0, o1]` for every edge shared by exactly two triangles, in

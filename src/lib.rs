@@ -4,6 +4,7 @@
 //! coloured constraints, colliders) → frame loop ([`solver`]) → frame snapshot → writers
 //! ([`output`]). The solver never knows about files; the writers never know about constraints.
 
+pub mod animation;
 pub mod collision;
 pub mod constraints;
 pub mod generate;

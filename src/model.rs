@@ -63,6 +63,10 @@ pub struct ObjectLayout {
     pub tearing: Option<Tearing>,
     /// Bumped at every change of topology (writers re-encode what they cached).
     pub topology_version: u64,
+    /// Keyframed motion of the pinned particles, if any.
+    pub animation: Option<crate::animation::Animation>,
+    /// What the animation turns about: the object's placed origin (`translate`).
+    pub pivot: DVec3,
 }
 
 /// What an object that can tear keeps to remake its constraints.

@@ -15,6 +15,7 @@
 //! `max(d, 0) · sign(q)`, inside `φ = max_k d_k < 0` with the normal along that axis) and a
 //! capsule (`φ = |p − closest point of segment a–b| − R`).
 
+use crate::animation::{Animation, Pose};
 use glam::DVec3;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +45,78 @@ pub struct Collider {
     pub restitution: f64,
     /// Extra margin, metres, added to the particle radius.
     pub thickness: f64,
+    /// Keyframed motion, if any.
+    pub animation: Option<Animation>,
+}
+
+/// A collider placed where its animation has it at one substep: the shape then, and its
+/// poses at the start and end of the substep (to follow a point on its surface).
+#[derive(Debug, Clone)]
+pub struct PosedCollider<'a> {
+    pub collider: &'a Collider,
+    pub shape: Shape,
+    pub start: Pose,
+    pub end: Pose,
+}
+
+impl Collider {
+    /// The point the collider turns about: plane `point`, sphere and box `center`, capsule the
+    /// middle of a–b.
+    pub fn pivot(&self) -> DVec3 {
+        match self.shape {
+            Shape::Plane { point, .. } => point,
+            Shape::Sphere { center, .. } | Shape::Box { center, .. } => center,
+            Shape::Capsule { a, b, .. } => (a + b) * 0.5,
+        }
+    }
+
+    pub fn pose(&self, time: f64) -> Pose {
+        self.animation
+            .as_ref()
+            .map_or(Pose::IDENTITY, |a| a.pose(time, self.pivot()))
+    }
+
+    /// The collider over the substep from `start` to `end` seconds.
+    pub fn posed(&self, start: f64, end: f64) -> PosedCollider<'_> {
+        let (start, end) = (self.pose(start), self.pose(end));
+        let shape = match self.shape {
+            Shape::Plane { point, normal } => Shape::Plane {
+                point: end.apply(point),
+                normal: end.rotation * normal,
+            },
+            Shape::Sphere { center, radius } => Shape::Sphere {
+                center: end.apply(center),
+                radius,
+            },
+            Shape::Box {
+                center,
+                rotation,
+                half,
+            } => Shape::Box {
+                center: end.apply(center),
+                rotation: end.rotation * rotation,
+                half,
+            },
+            Shape::Capsule { a, b, radius } => Shape::Capsule {
+                a: end.apply(a),
+                b: end.apply(b),
+                radius,
+            },
+        };
+        PosedCollider {
+            collider: self,
+            shape,
+            start,
+            end,
+        }
+    }
+}
+
+impl PosedCollider<'_> {
+    /// How far the collider's surface point at `p` moved during the substep.
+    pub fn surface_motion(&self, p: DVec3) -> DVec3 {
+        p - self.start.apply(self.end.invert(p))
+    }
 }
 
 impl Shape {
@@ -124,16 +197,17 @@ impl std::fmt::Display for Collider {
 }
 
 /// Projects particle position `p` out of a collider with margin `radius` and applies
-/// position-level Coulomb friction against the displacement since `x_prev`.
-/// Returns the contact normal when the contact was active.
+/// position-level Coulomb friction against the slip since `x_prev` relative to the collider's
+/// surface. Returns the contact normal and the surface's motion over the substep when the
+/// contact was active.
 #[inline]
 pub fn resolve_contact(
-    collider: &Collider,
+    posed: &PosedCollider,
     radius: f64,
     p: &mut DVec3,
     x_prev: DVec3,
-) -> Option<DVec3> {
-    let shape = &collider.shape;
+) -> Option<(DVec3, DVec3)> {
+    let (shape, collider) = (&posed.shape, posed.collider);
     let (distance, normal) = shape.signed_distance(*p);
     let c = distance - radius;
     if c >= 0.0 {
@@ -141,7 +215,12 @@ pub fn resolve_contact(
     }
     let depth = -c;
     *p += normal * depth;
-    let displacement = *p - x_prev;
+    let surface = if collider.animation.is_some() {
+        posed.surface_motion(*p)
+    } else {
+        DVec3::ZERO
+    };
+    let displacement = *p - x_prev - surface;
     let tangential = displacement - normal * displacement.dot(normal);
     let slip = tangential.length();
     if slip > 0.0 {
@@ -151,7 +230,7 @@ pub fn resolve_contact(
             tangential * ((collider.dynamic_friction * depth) / slip).min(1.0)
         };
     }
-    Some(normal)
+    Some((normal, surface))
 }
 
 #[cfg(test)]
@@ -175,6 +254,7 @@ mod tests {
 
     fn ground(static_friction: f64, dynamic_friction: f64) -> Collider {
         Collider {
+            animation: None,
             name: "ground".into(),
             shape: Shape::Plane {
                 point: DVec3::ZERO,
@@ -230,19 +310,23 @@ mod tests {
     fn contact_projects_to_the_margin_and_friction_sticks_or_slides() {
         // Pushed 1 mm in while slipping 0.5 mm: μ = 1 holds it (static).
         let mut p = DVec3::new(0.0005, -0.001, 0.0);
-        let n = resolve_contact(&ground(1.0, 1.0), 0.0, &mut p, DVec3::ZERO).unwrap();
+        let n = resolve_contact(&ground(1.0, 1.0).posed(0.0, 0.0), 0.0, &mut p, DVec3::ZERO)
+            .unwrap()
+            .0;
         assert_eq!(n, DVec3::Y);
         assert!((p - DVec3::ZERO).length() < 1e-15);
         // Slipping 2 mm with μ = 0.5: 0.5 mm of it is removed (dynamic).
         let mut p = DVec3::new(0.002, -0.001, 0.0);
-        resolve_contact(&ground(0.5, 0.5), 0.0, &mut p, DVec3::ZERO).unwrap();
+        resolve_contact(&ground(0.5, 0.5).posed(0.0, 0.0), 0.0, &mut p, DVec3::ZERO).unwrap();
         assert!((p - DVec3::new(0.0015, 0.0, 0.0)).length() < 1e-15);
         // Static 1.0 would not hold 2 mm of slip on 1 mm of depth; dynamic 0.25 removes 0.25 mm.
         let mut p = DVec3::new(0.002, -0.001, 0.0);
-        resolve_contact(&ground(1.0, 0.25), 0.0, &mut p, DVec3::ZERO).unwrap();
+        resolve_contact(&ground(1.0, 0.25).posed(0.0, 0.0), 0.0, &mut p, DVec3::ZERO).unwrap();
         assert!((p - DVec3::new(0.00175, 0.0, 0.0)).length() < 1e-15);
         // Outside the margin nothing happens.
         let mut p = DVec3::new(0.0, 0.02, 0.0);
-        assert!(resolve_contact(&ground(0.5, 0.5), 0.01, &mut p, DVec3::ZERO).is_none());
+        assert!(
+            resolve_contact(&ground(0.5, 0.5).posed(0.0, 0.0), 0.01, &mut p, DVec3::ZERO).is_none()
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 use super::load::LoadedScene;
 use super::types::{self, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind};
+use crate::animation::{Animation, Key};
 use crate::collision::{Collider, Shape};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
@@ -18,7 +19,7 @@ use crate::mesh::{obj, ply, primitives, tetgen, Mesh};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
 use crate::solver::colouring::ConstraintBlock;
 use anyhow::{anyhow, bail, Context, Result};
-use glam::{DMat3, DVec3};
+use glam::DVec3;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -152,6 +153,12 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 size,
             }),
             topology_version: 0,
+            animation: animation(
+                &object.keys,
+                file.simulation.start_frame,
+                file.simulation.fps,
+            ),
+            pivot: DVec3::from_array(object.translate),
             triangles,
             topology: mesh,
         });
@@ -176,7 +183,11 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         particles,
         objects,
         owner,
-        colliders: file.colliders.iter().map(collider).collect(),
+        colliders: file
+            .colliders
+            .iter()
+            .map(|c| collider(c, sim.start_frame, sim.fps))
+            .collect(),
         params: SolverParams {
             fps: sim.fps,
             substeps: sim.substeps as usize,
@@ -444,11 +455,7 @@ fn geometry(object: &Object, base_dir: &Path) -> Result<Mesh> {
     bail!("no geometry")
 }
 
-/// Rotation `R = Rz · Ry · Rx` from degrees about the fixed world axes (SPEC §2).
-pub fn rotation(degrees: [f64; 3]) -> DMat3 {
-    let [x, y, z] = degrees.map(f64::to_radians);
-    DMat3::from_rotation_z(z) * DMat3::from_rotation_y(y) * DMat3::from_rotation_x(x)
-}
+pub use crate::animation::rotation;
 
 /// Scale, then rotate, then translate the rest geometry.
 fn place(mesh: &mut Mesh, object: &Object) {
@@ -587,7 +594,21 @@ fn open_edges(triangles: &[[u32; 3]]) -> usize {
         .count()
 }
 
-fn collider(c: &types::Collider) -> Collider {
+/// Scene keys as an animation in seconds, `None` without keys.
+fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animation> {
+    (!keys.is_empty()).then(|| Animation {
+        keys: keys
+            .iter()
+            .map(|k| Key {
+                time: (k.frame - start_frame as f64) / fps,
+                translate: DVec3::from_array(k.translate),
+                rotate: DVec3::from_array(k.rotate),
+            })
+            .collect(),
+    })
+}
+
+fn collider(c: &types::Collider, start_frame: u64, fps: f64) -> Collider {
     let vector = |v: Option<[f64; 3]>| DVec3::from_array(v.unwrap_or_default());
     let shape = match c.shape {
         ColliderShape::Sphere => Shape::Sphere {
@@ -613,6 +634,7 @@ fn collider(c: &types::Collider) -> Collider {
     Collider {
         name: c.name.clone(),
         shape,
+        animation: animation(&c.keys, start_frame, fps),
         static_friction: c.static_friction.unwrap_or(c.friction),
         dynamic_friction: c.dynamic_friction.unwrap_or(c.friction),
         restitution: c.restitution,

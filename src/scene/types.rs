@@ -149,6 +149,9 @@ pub struct Object {
     pub pin: Vec<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin_region: Option<Region>,
+    /// Keyframed motion of the pinned particles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<Key>,
     // Constraint kinds: a table switches a kind on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stretch: Option<Stretch>,
@@ -397,6 +400,20 @@ pub struct Collider {
     pub restitution: f64,
     #[serde(default)]
     pub thickness: f64,
+    /// Keyframed motion.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<Key>,
+}
+
+/// One key of a keyframed motion: at `frame`, this offset and turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Key {
+    pub frame: f64,
+    #[serde(default)]
+    pub translate: [f64; 3],
+    #[serde(default)]
+    pub rotate: [f64; 3],
 }
 
 fn default_friction() -> f64 {

@@ -51,10 +51,18 @@ pub fn validate(scene: &SceneFile) -> Report {
             scene.simulation.solver,
             &mut report,
         );
+        check_keys(&object.keys, &format!("object[{k}]"), &mut report);
+        if !object.keys.is_empty() && object.pin.is_empty() && object.pin_region.is_none() {
+            report.warn(
+                format!("object[{k}].keys"),
+                "keys move the pinned particles, and the object has none",
+            );
+        }
     }
     unique_names("object", scene.objects.iter().map(|o| &o.name), &mut report);
     for (k, collider) in scene.colliders.iter().enumerate() {
         check_collider(collider, &format!("collider[{k}]"), &mut report);
+        check_keys(&collider.keys, &format!("collider[{k}]"), &mut report);
     }
     unique_names(
         "collider",
@@ -81,6 +89,21 @@ fn unique_names<'a>(table: &str, names: impl Iterator<Item = &'a String>, report
             );
         }
         seen.push(name);
+    }
+}
+
+/// Keys must come in increasing frame order.
+fn check_keys(keys: &[Key], key: &str, report: &mut Report) {
+    for (k, pair) in keys.windows(2).enumerate() {
+        if pair[1].frame <= pair[0].frame {
+            report.error(
+                format!("{key}.keys[{}].frame", k + 1),
+                format!(
+                    "keys must be in increasing frame order ({} after {})",
+                    pair[1].frame, pair[0].frame
+                ),
+            );
+        }
     }
 }
 

@@ -87,6 +87,12 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         .iter()
         .map(|&k| model.objects[k as usize].collide)
         .collect();
+    // Colliders where their keys have them now.
+    let shapes: Vec<crate::collision::Shape> = model
+        .colliders
+        .iter()
+        .map(|c| c.posed(solver.time(), solver.time()).shape)
+        .collect();
     let particle_parts = chunked(pool, p.len(), |range| {
         let mut sums = ParticleSums::default();
         for i in range {
@@ -97,9 +103,9 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             if p.inv_mass[i] > 0.0 {
                 sums.momentum += p.v[i] * p.mass[i];
                 if collides[i] {
-                    for collider in &model.colliders {
+                    for (collider, shape) in model.colliders.iter().zip(&shapes) {
                         let margin = model.params.particle_radius + collider.thickness;
-                        let (distance, _) = collider.shape.signed_distance(p.x[i]);
+                        let (distance, _) = shape.signed_distance(p.x[i]);
                         sums.max_penetration = sums.max_penetration.max(margin - distance);
                     }
                 }

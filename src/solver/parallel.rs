@@ -10,21 +10,31 @@
 //!
 //! Starting a parallel region per colour (rayon `par_chunks`) costs more than the work of a
 //! small colour; meeting at a spinning barrier costs a few hundred nanoseconds.
+//!
+//! Reads that every thread makes of a whole array nobody writes in that stage (the substep's
+//! start positions, pinned particles) go through [`SharedSlice::as_slice`].
 
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
 
-/// A reusable barrier for a fixed number of threads that spins (then yields, so more threads
-/// than cores still make progress) instead of sleeping in the kernel.
+/// A reusable barrier for a fixed number of threads. It spins first (meeting costs a few
+/// hundred nanoseconds when every thread has a core), then sleeps on a condition variable, so
+/// more threads than cores still make progress instead of burning their time slices.
+/// A worker that panics poisons it, and every thread waiting then panics too, so a failure
+/// ends the frame instead of leaving the others waiting forever.
 pub struct SpinBarrier {
     threads: usize,
     arrived: AtomicUsize,
     generation: AtomicUsize,
+    poisoned: AtomicBool,
+    sleeping: Mutex<()>,
+    wake: Condvar,
 }
 
-/// Spins before yielding the core while waiting at a barrier.
-const SPINS_BEFORE_YIELD: u32 = 2_000;
+/// Spins before sleeping while waiting at a barrier.
+const SPINS_BEFORE_SLEEP: u32 = 4_000;
 
 impl SpinBarrier {
     pub fn new(threads: usize) -> Self {
@@ -32,12 +42,16 @@ impl SpinBarrier {
             threads,
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
+            poisoned: AtomicBool::new(false),
+            sleeping: Mutex::new(()),
+            wake: Condvar::new(),
         }
     }
 
     /// Waits until all `threads` have called `wait`. Everything a thread wrote before its call
     /// is visible to every thread after it (the last arrival's `AcqRel` increment acquires the
-    /// others' releases; its `Release` of the generation publishes them; waiters acquire it).
+    /// others' releases; its release of the generation, made under the lock sleepers check it
+    /// under, publishes them; waiters acquire it). Panics if the barrier was poisoned.
     pub fn wait(&self) {
         if self.threads == 1 {
             return;
@@ -45,17 +59,42 @@ impl SpinBarrier {
         let generation = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);
+            let _guard = self.sleeping.lock().unwrap_or_else(PoisonError::into_inner);
             self.generation.fetch_add(1, Ordering::AcqRel);
+            self.wake.notify_all();
             return;
         }
-        let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == generation {
-            if spins < SPINS_BEFORE_YIELD {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
+        for _ in 0..SPINS_BEFORE_SLEEP {
+            if self.generation.load(Ordering::Acquire) != generation {
+                return;
             }
+            self.check_poison();
+            std::hint::spin_loop();
+        }
+        let mut guard = self.sleeping.lock().unwrap_or_else(PoisonError::into_inner);
+        while self.generation.load(Ordering::Acquire) == generation {
+            if self.poisoned.load(Ordering::Acquire) {
+                drop(guard);
+                self.check_poison();
+                return;
+            }
+            guard = self
+                .wake
+                .wait(guard)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Marks the barrier failed and wakes every waiter (they panic).
+    pub fn poison(&self) {
+        self.poisoned.store(true, Ordering::Release);
+        let _guard = self.sleeping.lock().unwrap_or_else(PoisonError::into_inner);
+        self.wake.notify_all();
+    }
+
+    fn check_poison(&self) {
+        if self.poisoned.load(Ordering::Acquire) {
+            panic!("another worker thread failed");
         }
     }
 }
@@ -102,6 +141,17 @@ impl<'a, T> SharedSlice<'a, T> {
         self.len == 0
     }
 
+    /// The whole slice, read-only.
+    ///
+    /// # Safety
+    /// No thread may write any element until the caller's next barrier wait, and the returned
+    /// reference must not outlive that wait.
+    pub unsafe fn as_slice(&self) -> &[T] {
+        // SAFETY: pointer and len come from a live `&'a mut [T]`; nobody writes meanwhile
+        // (the caller's promise), so shared references from several threads are fine.
+        unsafe { std::slice::from_raw_parts(self.pointer, self.len) }
+    }
+
     /// The whole slice, mutable.
     ///
     /// # Safety
@@ -135,9 +185,10 @@ impl<'a> SharedSlice<'a, glam::DVec3> {
     /// This thread's view of the positions for one constraint stage.
     ///
     /// # Safety
-    /// Until the caller's next barrier wait, this thread may touch only particles that no
-    /// other thread touches in the same stage (one colour's share, or a stage run by one
-    /// thread while the others wait), and the view must not outlive that wait.
+    /// Until the caller's next barrier wait, this thread may write only particles that no
+    /// other thread reads or writes in the same stage (one colour's share, or a stage run by
+    /// one thread while the others wait); particles nobody writes (pinned ones) may be read by
+    /// several threads. The view must not outlive that wait.
     pub unsafe fn stage_view(&self) -> StageView<'_, 'a> {
         StageView { positions: self }
     }
@@ -185,6 +236,32 @@ mod tests {
             }
             assert_eq!(next, 20);
         }
+    }
+
+    #[test]
+    fn a_failing_worker_releases_the_others() {
+        let barrier = SpinBarrier::new(3);
+        let finished = std::thread::scope(|scope| {
+            let waiters: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| {
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| barrier.wait()))
+                            .is_err()
+                    })
+                })
+                .collect();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            barrier.poison();
+            waiters
+                .into_iter()
+                .map(|w| w.join().unwrap())
+                .collect::<Vec<bool>>()
+        });
+        assert_eq!(
+            finished,
+            vec![true, true],
+            "both waiters must stop with a panic"
+        );
     }
 
     #[test]

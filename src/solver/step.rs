@@ -24,7 +24,7 @@
 
 use super::colouring::ConstraintBlock;
 use super::parallel::{share, SharedSlice, SpinBarrier};
-use crate::collision::{resolve_contact, Collider};
+use crate::collision::{resolve_contact, Collider, PosedCollider};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
 use crate::constraints::distance::DistanceConstraint;
@@ -61,8 +61,14 @@ pub struct Solver {
     /// Collider each particle touched in the current substep (`NO_CONTACT` if none).
     contact_collider: Vec<u32>,
     contact_normal: Vec<DVec3>,
+    /// How far the touched collider's surface moved in the substep (moving colliders).
+    contact_surface: Vec<DVec3>,
     /// Whether each particle collides (its object's `collide` and not pinned).
     collides: Vec<bool>,
+    /// Pinned particles of animated objects: particle, object, rest position.
+    animated_pins: Vec<(usize, usize, DVec3)>,
+    /// Simulated time at the current state, seconds.
+    time: f64,
     pool: rayon::ThreadPool,
 }
 
@@ -80,13 +86,32 @@ impl Solver {
             .thread_name(|k| format!("xpbd-worker-{k}"))
             .build()
             .context("cannot start the worker threads")?;
+        let mut animated_pins = Vec::new();
+        for (k, object) in model.objects.iter().enumerate() {
+            if object.animation.is_some() {
+                for local in 0..object.vertex_count() as u32 {
+                    let i = object.global(local);
+                    if model.particles.inv_mass[i] == 0.0 {
+                        animated_pins.push((i, k, object.topology.positions[local as usize]));
+                    }
+                }
+            }
+        }
         Ok(Solver {
             model,
             contact_collider: vec![NO_CONTACT; n],
             contact_normal: vec![DVec3::ZERO; n],
+            contact_surface: vec![DVec3::ZERO; n],
             collides,
+            animated_pins,
+            time: 0.0,
             pool,
         })
+    }
+
+    /// Simulated time of the current state, seconds.
+    pub fn time(&self) -> f64 {
+        self.time
     }
 
     pub fn threads(&self) -> usize {
@@ -102,6 +127,7 @@ impl Solver {
     pub(crate) fn grow_to(&mut self, n: usize) {
         self.contact_collider.resize(n, NO_CONTACT);
         self.contact_normal.resize(n, DVec3::ZERO);
+        self.contact_surface.resize(n, DVec3::ZERO);
         let model = &self.model;
         self.collides = (0..n)
             .map(|i| {
@@ -123,12 +149,14 @@ impl Solver {
     pub fn step_frame(&mut self) -> Result<(), Divergence> {
         let substeps = self.model.params.substeps;
         if !self.can_tear() {
-            return self.run_substeps(1..substeps + 1);
+            self.run_substeps(1..substeps + 1)?;
+        } else {
+            for substep in 1..=substeps {
+                self.run_substeps(substep..substep + 1)?;
+                self.tear();
+            }
         }
-        for substep in 1..=substeps {
-            self.run_substeps(substep..substep + 1)?;
-            self.tear();
-        }
+        self.time += 1.0 / self.model.params.fps;
         Ok(())
     }
 
@@ -139,6 +167,10 @@ impl Solver {
         let particles = &mut model.particles;
         let frame = Frame {
             substeps: range,
+            frame_time: self.time,
+            objects: &model.objects,
+            animated_pins: &self.animated_pins,
+            contact_surface: SharedSlice::new(&mut self.contact_surface),
             params: &model.params,
             threads,
             barrier: SpinBarrier::new(threads),
@@ -162,7 +194,15 @@ impl Solver {
             contact_collider: SharedSlice::new(&mut self.contact_collider),
             contact_normal: SharedSlice::new(&mut self.contact_normal),
         };
-        let outcomes = self.pool.broadcast(|context| frame.run(context.index()));
+        let outcomes = self.pool.broadcast(|context| {
+            // A panicking worker poisons the barrier so the others stop waiting for it; the
+            // panic then reaches the caller (and `main` reports it as an internal error).
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| frame.run(context.index())))
+                .unwrap_or_else(|panic| {
+                    frame.barrier.poison();
+                    std::panic::resume_unwind(panic)
+                })
+        });
         let first_bad = frame.first_bad.load(Ordering::Acquire);
         match outcomes.into_iter().flatten().next() {
             Some(substep) => Err(self.divergence(substep, first_bad)),
@@ -226,6 +266,11 @@ type WholeObjects<'a> = Mutex<(
 struct Frame<'a> {
     /// The substeps to run, 1-based.
     substeps: std::ops::Range<usize>,
+    /// Simulated time at the start of the frame, seconds.
+    frame_time: f64,
+    objects: &'a [crate::model::ObjectLayout],
+    animated_pins: &'a [(usize, usize, DVec3)],
+    contact_surface: SharedSlice<'a, DVec3>,
     params: &'a SolverParams,
     threads: usize,
     barrier: SpinBarrier,
@@ -259,8 +304,20 @@ impl Frame<'_> {
         let h = 1.0 / (self.params.fps * self.params.substeps as f64);
         let particles = share(0..self.x.len(), t, self.threads);
         for substep in self.substeps.clone() {
+            let (start, end) = (
+                self.frame_time + (substep - 1) as f64 * h,
+                self.frame_time + substep as f64 * h,
+            );
+            let posed: Vec<PosedCollider> =
+                self.colliders.iter().map(|c| c.posed(start, end)).collect();
             self.predict(particles.clone(), h);
             self.barrier.wait();
+            if !self.animated_pins.is_empty() {
+                if t == 0 {
+                    self.move_pins(end);
+                }
+                self.barrier.wait();
+            }
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
                 self.solve_block(&self.stretch, t, first, h);
@@ -270,11 +327,11 @@ impl Frame<'_> {
                 self.solve_block(&self.rope_bending, t, first, h);
                 self.solve_whole_objects(t, first, true, h);
                 self.solve_block(&self.long_range, t, first, h);
-                self.solve_contacts(particles.clone());
+                self.solve_contacts(particles.clone(), &posed);
                 self.barrier.wait();
                 if self.has_shape_matching {
                     self.solve_whole_objects(t, false, false, h);
-                    self.solve_contacts(particles.clone());
+                    self.solve_contacts(particles.clone(), &posed);
                     self.barrier.wait();
                     self.solve_whole_objects(t, false, false, h);
                 }
@@ -321,7 +378,7 @@ impl Frame<'_> {
         let inv_h = 1.0 / h;
         // SAFETY: read-only for every thread during constraint stages (written only in the
         // predict stage, behind a barrier).
-        let x_prev = unsafe { &*self.x_prev.range(0..self.x_prev.len()) };
+        let x_prev = unsafe { self.x_prev.as_slice() };
         let solve = |range: std::ops::Range<usize>| {
             // SAFETY: `range` is this thread's share of one colour (or the overflow group,
             // solved by thread 0 alone): its constraints share no particle with any other
@@ -359,12 +416,7 @@ impl Frame<'_> {
             let (volumes, clusters) = &mut *guard;
             // SAFETY: thread 0 alone touches the particles in this stage; the others are
             // waiting at the barrier below. x_prev is read-only here.
-            let (x, x_prev) = unsafe {
-                (
-                    self.x.range(0..self.x.len()),
-                    &*self.x_prev.range(0..self.x_prev.len()),
-                )
-            };
+            let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
             let inv_h = 1.0 / h;
             if volumes_here {
                 for volume in volumes.iter_mut() {
@@ -384,27 +436,47 @@ impl Frame<'_> {
         self.barrier.wait();
     }
 
-    fn solve_contacts(&self, range: std::ops::Range<usize>) {
+    /// Thread 0 puts the pinned particles of animated objects where their keys have them at
+    /// `time` (the others wait: no thread touches these particles meanwhile).
+    fn move_pins(&self, time: f64) {
+        let poses: Vec<Option<crate::animation::Pose>> = self
+            .objects
+            .iter()
+            .map(|o| o.animation.as_ref().map(|a| a.pose(time, o.pivot)))
+            .collect();
+        for &(i, object, rest) in self.animated_pins {
+            if let Some(pose) = poses[object] {
+                // SAFETY: thread 0 alone touches particles in this stage.
+                unsafe { self.x.range(i..i + 1)[0] = pose.apply(rest) };
+            }
+        }
+    }
+
+    fn solve_contacts(&self, range: std::ops::Range<usize>, posed: &[PosedCollider]) {
         if self.colliders.is_empty() {
             return;
         }
         let radius = self.params.particle_radius;
         // SAFETY: this thread's share of the particles; contacts touch one particle each.
-        let (x, x_prev, collider_of, normal_of) = unsafe {
+        let (x, x_prev, collider_of, normal_of, surface_of) = unsafe {
             (
                 self.x.range(range.clone()),
                 &*self.x_prev.range(range.clone()),
                 self.contact_collider.range(range.clone()),
                 self.contact_normal.range(range.clone()),
+                self.contact_surface.range(range.clone()),
             )
         };
         let collides = &self.collides[range];
         for k in (0..x.len()).filter(|&k| collides[k]) {
-            for (c, collider) in self.colliders.iter().enumerate() {
-                let margin = radius + collider.thickness;
-                if let Some(normal) = resolve_contact(collider, margin, &mut x[k], x_prev[k]) {
+            for (c, posed) in posed.iter().enumerate() {
+                let margin = radius + posed.collider.thickness;
+                if let Some((normal, surface)) =
+                    resolve_contact(posed, margin, &mut x[k], x_prev[k])
+                {
                     collider_of[k] = c as u32;
                     normal_of[k] = normal;
+                    surface_of[k] = surface;
                 }
             }
         }
@@ -420,27 +492,31 @@ impl Frame<'_> {
         };
         let start = range.start;
         // SAFETY: this thread's share of the particles.
-        let (x, x_prev, v, collider_of, normal_of) = unsafe {
+        let (x, x_prev, v, collider_of, normal_of, surface_of) = unsafe {
             (
                 &*self.x.range(range.clone()),
                 &*self.x_prev.range(range.clone()),
                 self.v.range(range.clone()),
                 &*self.contact_collider.range(range.clone()),
                 &*self.contact_normal.range(range.clone()),
+                &*self.contact_surface.range(range.clone()),
             )
         };
         let inv_mass = &self.inv_mass[range];
         let mut first_bad = usize::MAX;
         for k in 0..x.len() {
             if inv_mass[k] == 0.0 {
-                v[k] = DVec3::ZERO;
+                // Pinned: still, or carried by its object's keys.
+                v[k] = (x[k] - x_prev[k]) / h;
                 continue;
             }
             let mut velocity = (x[k] - x_prev[k]) / h * damping;
             if collider_of[k] != NO_CONTACT {
                 let n = normal_of[k];
-                // v still holds the predicted velocity (after the gravity kick).
-                let approach = v[k].dot(n);
+                // v still holds the predicted velocity (after the gravity kick); both are
+                // taken relative to the collider's surface.
+                let surface = surface_of[k] / h;
+                let approach = (v[k] - surface).dot(n);
                 if approach < 0.0 {
                     let e = self.colliders[collider_of[k] as usize].restitution;
                     let target = if -approach > rest_speed {
@@ -448,7 +524,7 @@ impl Frame<'_> {
                     } else {
                         0.0
                     };
-                    velocity += n * (target - velocity.dot(n));
+                    velocity += n * (target - (velocity - surface).dot(n));
                 }
             }
             v[k] = velocity;

@@ -343,6 +343,27 @@ mod tests {
     }
 
     #[test]
+    fn torn_off_pieces_lose_their_tethers() {
+        // A rope pinned at 0 with tethers: once segment 1–2 tears, particles 2 and 3 have no
+        // pin in their piece and must fall freely.
+        let text = "[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [3.0, 0.0, 0.0], segments = 3 }\n\
+                    density = 1.0\npin = [0]\nstretch = { tear_strain = 0.2 }\nlong_range = { max_stretch = 1.1 }\n";
+        let mut solver = solver(text);
+        assert_eq!(solver.model.long_range.len(), 3);
+        solver.model.particles.x[2].x += 1.0;
+        solver.model.particles.x[3].x += 1.0;
+        assert_eq!(solver.tear(), 1);
+        let tethered: Vec<u32> = solver
+            .model
+            .long_range
+            .items
+            .iter()
+            .map(|c| c.particles[0])
+            .collect();
+        assert_eq!(tethered, vec![1]);
+    }
+
+    #[test]
     fn a_rope_parts_where_a_segment_tears() {
         let text = "[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [3.0, 0.0, 0.0], segments = 3 }\n\
                     density = 1.0\nstretch = { tear_strain = 0.2 }\nbending = {}\n";

@@ -1,6 +1,7 @@
 //! Integration tests: they drive the real `xpbd-sim` binary through the SPEC's contract and
 //! check the physics against answers known in advance. One test binary (faster to build).
 
+mod animation;
 mod bad_input;
 mod common;
 mod constraint_kinds;
