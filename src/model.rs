@@ -65,6 +65,8 @@ pub struct ObjectLayout {
     pub topology_version: u64,
     /// Keyframed motion of the pinned particles, if any.
     pub animation: Option<crate::animation::Animation>,
+    /// The collider the pinned particles ride with (`pin_to`), if any.
+    pub pinned_to: Option<usize>,
     /// What the animation turns about: the object's placed origin (`translate`).
     pub pivot: DVec3,
 }

@@ -158,6 +158,10 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 file.simulation.start_frame,
                 file.simulation.fps,
             ),
+            pinned_to: object
+                .pin_to
+                .as_ref()
+                .and_then(|name| file.colliders.iter().position(|c| &c.name == name)),
             pivot: DVec3::from_array(object.translate),
             triangles,
             topology: mesh,

@@ -152,6 +152,9 @@ pub struct Object {
     /// Keyframed motion of the pinned particles.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keys: Vec<Key>,
+    /// The collider the pinned particles are attached to (they move with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin_to: Option<String>,
     // Constraint kinds: a table switches a kind on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stretch: Option<Stretch>,

@@ -52,6 +52,30 @@ pub fn validate(scene: &SceneFile) -> Report {
             &mut report,
         );
         check_keys(&object.keys, &format!("object[{k}]"), &mut report);
+        if let Some(target) = &object.pin_to {
+            let key = format!("object[{k}].pin_to");
+            match scene.colliders.iter().find(|c| &c.name == target) {
+                None => {
+                    let names: Vec<&str> =
+                        scene.colliders.iter().map(|c| c.name.as_str()).collect();
+                    report.error(
+                        key,
+                        format!("no collider named `{target}` (have: {})", names.join(", ")),
+                    );
+                }
+                Some(_) if !object.keys.is_empty() => report.error(
+                    key,
+                    "an object's pins follow either its `keys` or a collider, not both",
+                ),
+                Some(_) => {}
+            }
+            if object.pin.is_empty() && object.pin_region.is_none() {
+                report.warn(
+                    format!("object[{k}].pin_to"),
+                    "attaches the pinned particles, and the object has none",
+                );
+            }
+        }
         if !object.keys.is_empty() && object.pin.is_empty() && object.pin_region.is_none() {
             report.warn(
                 format!("object[{k}].keys"),

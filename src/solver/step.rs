@@ -88,7 +88,7 @@ impl Solver {
             .context("cannot start the worker threads")?;
         let mut animated_pins = Vec::new();
         for (k, object) in model.objects.iter().enumerate() {
-            if object.animation.is_some() {
+            if object.animation.is_some() || object.pinned_to.is_some() {
                 for local in 0..object.vertex_count() as u32 {
                     let i = object.global(local);
                     if model.particles.inv_mass[i] == 0.0 {
@@ -436,18 +436,27 @@ impl Frame<'_> {
         self.barrier.wait();
     }
 
-    /// Thread 0 puts the pinned particles of animated objects where their keys have them at
-    /// `time` (the others wait: no thread touches these particles meanwhile).
+    /// Thread 0 puts the pinned particles of animated objects where their keys, or the
+    /// collider they are pinned to, have them at `time` (the others wait: no thread touches
+    /// these particles meanwhile). A particle pinned to a collider keeps its place relative to
+    /// it: `pose(t) · pose(0)⁻¹ · rest`.
     fn move_pins(&self, time: f64) {
-        let poses: Vec<Option<crate::animation::Pose>> = self
+        use crate::animation::Pose;
+        let placements: Vec<Option<(Pose, Pose)>> = self
             .objects
             .iter()
-            .map(|o| o.animation.as_ref().map(|a| a.pose(time, o.pivot)))
+            .map(|o| match (&o.animation, o.pinned_to) {
+                (Some(a), _) => Some((a.pose(time, o.pivot), Pose::IDENTITY)),
+                (None, Some(c)) => {
+                    Some((self.colliders[c].pose(time), self.colliders[c].pose(0.0)))
+                }
+                (None, None) => None,
+            })
             .collect();
         for &(i, object, rest) in self.animated_pins {
-            if let Some(pose) = poses[object] {
+            if let Some((now, at_start)) = placements[object] {
                 // SAFETY: thread 0 alone touches particles in this stage.
-                unsafe { self.x.range(i..i + 1)[0] = pose.apply(rest) };
+                unsafe { self.x.range(i..i + 1)[0] = now.apply(at_start.invert(rest)) };
             }
         }
     }

@@ -91,3 +91,46 @@ fn a_moving_platform_carries_what_rests_on_it_by_friction() {
     );
     assert!(without.abs() < 1e-6, "slid {without} m without friction");
 }
+
+#[test]
+fn a_patch_pinned_to_a_keyed_collider_rides_with_it_exactly() {
+    // A box turning about Y and sliding along X; the first key is not the rest pose, so a
+    // pinned particle must keep its place relative to the box: pose(t) · pose(0)⁻¹ · rest.
+    let ws = Workspace::new();
+    let scene = "[simulation]\nfps = 10.0\nframes = 14\nsubsteps = 10\n\
+                 [[object]]\nname = \"flap\"\ngrid = { size = [0.6, 0.6], resolution = [7, 7] }\n\
+                 translate = [0.0, 0.55, 0.0]\ndensity = 0.2\n\
+                 pin_region = { min = [-1.0, 0.5, -0.31], max = [1.0, 0.6, -0.29] }\npin_to = \"block\"\n\
+                 stretch = {}\nbending = { compliance = 10.0 }\n\
+                 [[collider]]\nname = \"block\"\nshape = \"box\"\ncenter = [0.0, 0.25, 0.0]\nsize = [0.5, 0.5, 0.5]\n\
+                 keys = [ { frame = 1, translate = [0.1, 0.0, 0.0], rotate = [0.0, 10.0, 0.0] },\n\
+                          { frame = 11, translate = [1.0, 0.0, 0.0], rotate = [0.0, 90.0, 0.0] } ]\n";
+    ws.run_ok(scene, &[]);
+    let frames = obj_sequence(&ws.out(), "flap", 14);
+    let pose = |frame: usize, p: [f64; 3]| {
+        // Keys interpolated at frame (1-based), held after frame 11; pivot = box centre.
+        let s = ((frame as f64 - 1.0) / 10.0).min(1.0);
+        let (tx, angle) = (0.1 + 0.9 * s, (10.0 + 80.0 * s).to_radians());
+        let (sin, cos) = angle.sin_cos();
+        let (x, z) = (p[0], p[2]);
+        [cos * x + sin * z + tx, p[1], -sin * x + cos * z]
+    };
+    let unpose = |p: [f64; 3]| {
+        // Inverse of the frame-1 pose: back out the translation, then turn by −10°.
+        let (sin, cos) = 10f64.to_radians().sin_cos();
+        let (x, z) = (p[0] - 0.1, p[2]);
+        [cos * x - sin * z, p[1], sin * x + cos * z]
+    };
+    let rest = &frames[0];
+    for (f, frame) in frames.iter().enumerate() {
+        for k in 0..7 {
+            let expected = pose(f + 1, unpose(rest[k]));
+            assert!(
+                distance(frame[k], expected) < 1e-6,
+                "frame {} pinned vertex {k}: {:?} vs {expected:?}",
+                f + 1,
+                frame[k]
+            );
+        }
+    }
+}
