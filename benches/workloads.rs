@@ -7,7 +7,8 @@
 //!
 //! Run: `cargo bench --bench workloads`. `XPBD_BENCH_SIZES=64,128` and `XPBD_BENCH_FRAMES=24`
 //! shorten it (the reference figures use all sizes and the scenes' 120 frames);
-//! `XPBD_BENCH_SOFT=0` skips the soft body.
+//! `XPBD_BENCH_SOFT=0` skips the soft body. Last, the collision-heavy `drape-128` at 2 threads
+//! with and without contacts (`XPBD_BENCH_COLLIDE=0` skips it), for their share of the frame.
 
 use std::path::Path;
 use std::process::Command;
@@ -23,6 +24,16 @@ struct Measurement {
 }
 
 fn run(scene: &Path, threads: usize, formats: &[&str], frames: Option<u64>) -> Measurement {
+    run_with(scene, threads, formats, frames, &[])
+}
+
+fn run_with(
+    scene: &Path,
+    threads: usize,
+    formats: &[&str],
+    frames: Option<u64>,
+    extra: &[&str],
+) -> Measurement {
     let out = std::env::temp_dir().join(format!("xpbd-cloth-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let mut command = Command::new(env!("CARGO_BIN_EXE_xpbd-sim"));
@@ -42,6 +53,7 @@ fn run(scene: &Path, threads: usize, formats: &[&str], frames: Option<u64>) -> M
     if let Some(frames) = frames {
         command.args(["--frames", &frames.to_string()]);
     }
+    command.args(extra);
     let status = command.status().expect("run xpbd-sim");
     assert!(status.success(), "xpbd-sim failed on {}", scene.display());
     let log = std::fs::read_to_string(out.join("stats.jsonl")).expect("stats.jsonl");
@@ -135,5 +147,23 @@ fn main() {
     }
     if std::env::var("XPBD_BENCH_SOFT").map_or(true, |v| v != "0") {
         pair(&scenes.join("tets-48k.toml"), "tets-48k");
+    }
+    if std::env::var("XPBD_BENCH_COLLIDE").map_or(true, |v| v != "0") {
+        let scene = scenes.join("drape-128.toml");
+        let with = run(&scene, 2, &[], frames);
+        print("drape-128", 2, "none", &with, None);
+        let without = run_with(
+            &scene,
+            2,
+            &[],
+            frames,
+            &["--set", "object.cloth.collide=false"],
+        );
+        print("(no hits)", 2, "none", &without, None);
+        println!(
+            "{:<10} collisions cost {:.1} % of the simulation time",
+            "",
+            100.0 * (1.0 - without.simulation / with.simulation)
+        );
     }
 }
