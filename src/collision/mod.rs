@@ -15,6 +15,8 @@
 //! `max(d, 0) · sign(q)`, inside `φ = max_k d_k < 0` with the normal along that axis) and a
 //! capsule (`φ = |p − closest point of segment a–b| − R`).
 
+pub mod bvh;
+
 use crate::animation::{Animation, Pose};
 use glam::DVec3;
 
@@ -32,6 +34,76 @@ pub enum Shape {
     },
     /// Solid capsule: the points within `radius` of the segment `a`–`b`.
     Capsule { a: DVec3, b: DVec3, radius: f64 },
+    /// A triangle mesh ([`Collider::mesh`] holds it; distances go through [`MeshPose`]).
+    Mesh,
+}
+
+/// A mesh collider's geometry: one position list per frame file (one for a static mesh),
+/// shared triangles, and the frame rate of the sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshGeometry {
+    pub frames: Vec<Vec<DVec3>>,
+    pub triangles: Vec<[u32; 3]>,
+    pub fps: f64,
+}
+
+impl MeshGeometry {
+    /// Vertex positions at `time` seconds: linear between frame files, the last one held.
+    pub fn positions_at(&self, time: f64, out: &mut Vec<DVec3>) {
+        let u = (time * self.fps).max(0.0);
+        let i = (u.floor() as usize).min(self.frames.len() - 1);
+        let j = (i + 1).min(self.frames.len() - 1);
+        let s = if i == j { 0.0 } else { u - i as f64 };
+        out.clear();
+        out.extend(
+            self.frames[i]
+                .iter()
+                .zip(&self.frames[j])
+                .map(|(a, b)| a.lerp(*b, s)),
+        );
+    }
+
+    /// Whether the mesh moves (several frames).
+    pub fn is_sequence(&self) -> bool {
+        self.frames.len() > 1
+    }
+}
+
+/// A mesh collider over one substep: vertices at its start and end (sequence and keys applied)
+/// and the BVH refitted to the end.
+#[derive(Debug, Clone)]
+pub struct MeshPose {
+    pub start: Vec<DVec3>,
+    pub end: Vec<DVec3>,
+    pub bvh: bvh::Bvh,
+}
+
+impl MeshPose {
+    pub fn new(collider: &Collider, time: f64) -> Option<MeshPose> {
+        let mesh = collider.mesh.as_ref()?;
+        let mut pose = MeshPose {
+            start: Vec::new(),
+            end: Vec::new(),
+            bvh: bvh::Bvh::build(&mesh.frames[0], &mesh.triangles),
+        };
+        pose.update(collider, time, time);
+        Some(pose)
+    }
+
+    /// Poses the mesh for the substep from `start` to `end` seconds.
+    pub fn update(&mut self, collider: &Collider, start: f64, end: f64) {
+        let Some(mesh) = collider.mesh.as_ref() else {
+            return;
+        };
+        for (time, out) in [(start, &mut self.start), (end, &mut self.end)] {
+            mesh.positions_at(time, out);
+            let pose = collider.pose(time);
+            for p in out.iter_mut() {
+                *p = pose.apply(*p);
+            }
+        }
+        self.bvh.refit(&self.end, &mesh.triangles);
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +119,8 @@ pub struct Collider {
     pub thickness: f64,
     /// Keyframed motion, if any.
     pub animation: Option<Animation>,
+    /// The triangles of a mesh collider.
+    pub mesh: Option<MeshGeometry>,
 }
 
 /// A collider placed where its animation has it at one substep: the shape then, and its
@@ -57,6 +131,8 @@ pub struct PosedCollider<'a> {
     pub shape: Shape,
     pub start: Pose,
     pub end: Pose,
+    /// The mesh of a mesh collider, posed for the substep.
+    pub mesh: Option<&'a MeshPose>,
 }
 
 impl Collider {
@@ -67,6 +143,7 @@ impl Collider {
             Shape::Plane { point, .. } => point,
             Shape::Sphere { center, .. } | Shape::Box { center, .. } => center,
             Shape::Capsule { a, b, .. } => (a + b) * 0.5,
+            Shape::Mesh => DVec3::ZERO,
         }
     }
 
@@ -102,12 +179,14 @@ impl Collider {
                 b: end.apply(b),
                 radius,
             },
+            Shape::Mesh => Shape::Mesh,
         };
         PosedCollider {
             collider: self,
             shape,
             start,
             end,
+            mesh: None,
         }
     }
 }
@@ -116,6 +195,39 @@ impl PosedCollider<'_> {
     /// How far the collider's surface point at `p` moved during the substep.
     pub fn surface_motion(&self, p: DVec3) -> DVec3 {
         p - self.start.apply(self.end.invert(p))
+    }
+
+    /// Signed distance, outward normal and the surface's motion over the substep at `p`.
+    /// Analytic shapes always answer; a mesh answers only within `reach` of its surface, with
+    /// the side taken from the nearest triangle's winding (one-sided: outward normals).
+    pub fn distance(&self, p: DVec3, reach: f64) -> Option<(f64, DVec3, DVec3)> {
+        let Some(pose) = self.mesh else {
+            let (distance, normal) = self.shape.signed_distance(p);
+            let motion = if self.collider.animation.is_some() {
+                self.surface_motion(p)
+            } else {
+                DVec3::ZERO
+            };
+            return Some((distance, normal, motion));
+        };
+        let mesh = self.collider.mesh.as_ref()?;
+        let hit = pose.bvh.closest(&pose.end, &mesh.triangles, p, reach)?;
+        let [a, b, c] = mesh.triangles[hit.triangle as usize].map(|i| pose.end[i as usize]);
+        let face = (b - a).cross(c - a).try_normalize().unwrap_or(DVec3::Y);
+        let outside = (p - hit.point).dot(face) >= 0.0;
+        let towards = (p - hit.point).try_normalize().unwrap_or(face);
+        let (distance, normal) = if outside {
+            (hit.distance, towards)
+        } else {
+            (-hit.distance, -towards)
+        };
+        let corners = mesh.triangles[hit.triangle as usize];
+        let motion = corners
+            .iter()
+            .zip(hit.weights)
+            .map(|(&i, w)| (pose.end[i as usize] - pose.start[i as usize]) * w)
+            .sum();
+        Some((distance, normal, motion))
     }
 }
 
@@ -149,6 +261,8 @@ impl Shape {
                     (d.max_element(), rotation * (axis * sign))
                 }
             }
+            // A mesh needs its pose: see PosedCollider::distance. Never reached for meshes.
+            Shape::Mesh => (f64::INFINITY, DVec3::Y),
             Shape::Capsule { a, b, radius } => {
                 let ab = b - a;
                 let t = if ab.length_squared() > 0.0 {
@@ -187,6 +301,16 @@ impl std::fmt::Display for Collider {
             Shape::Capsule { a, b, radius } => {
                 write!(f, "capsule from {} to {} of radius {radius}", v(a), v(b))?
             }
+            Shape::Mesh => {
+                let mesh = self.mesh.as_ref().map_or((0, 0, 0), |m| {
+                    (m.frames[0].len(), m.triangles.len(), m.frames.len())
+                });
+                write!(
+                    f,
+                    "mesh of {} vertices, {} triangles, {} frames",
+                    mesh.0, mesh.1, mesh.2
+                )?
+            }
         }
         write!(
             f,
@@ -207,19 +331,16 @@ pub fn resolve_contact(
     p: &mut DVec3,
     x_prev: DVec3,
 ) -> Option<(DVec3, DVec3)> {
-    let (shape, collider) = (&posed.shape, posed.collider);
-    let (distance, normal) = shape.signed_distance(*p);
+    let collider = posed.collider;
+    // A mesh is searched as far as this particle could have come through it this substep.
+    let reach = 2.0 * radius + p.distance(x_prev);
+    let (distance, normal, surface) = posed.distance(*p, reach)?;
     let c = distance - radius;
     if c >= 0.0 {
         return None;
     }
     let depth = -c;
     *p += normal * depth;
-    let surface = if collider.animation.is_some() {
-        posed.surface_motion(*p)
-    } else {
-        DVec3::ZERO
-    };
     let displacement = *p - x_prev - surface;
     let tangential = displacement - normal * displacement.dot(normal);
     let slip = tangential.length();
@@ -255,6 +376,7 @@ mod tests {
     fn ground(static_friction: f64, dynamic_friction: f64) -> Collider {
         Collider {
             animation: None,
+            mesh: None,
             name: "ground".into(),
             shape: Shape::Plane {
                 point: DVec3::ZERO,

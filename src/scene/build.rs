@@ -5,7 +5,7 @@
 use super::load::LoadedScene;
 use super::types::{self, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind};
 use crate::animation::{Animation, Key};
-use crate::collision::{Collider, Shape};
+use crate::collision::{Collider, MeshGeometry, Shape};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
 use crate::constraints::distance::DistanceConstraint;
@@ -17,6 +17,7 @@ use crate::constraints::Material;
 use crate::generate::{generate, BendingKind, Generated, Recipe, Source};
 use crate::mesh::{obj, ply, primitives, tetgen, Mesh};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
+use crate::output::naming;
 use crate::solver::colouring::ConstraintBlock;
 use anyhow::{anyhow, bail, Context, Result};
 use glam::DVec3;
@@ -168,6 +169,15 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         });
     }
 
+    let colliders = file
+        .colliders
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            collider(c, &scene.base_dir, &file.simulation)
+                .with_context(|| format!("collider[{k}] ({})", c.name))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let owner = objects
         .iter()
         .enumerate()
@@ -187,11 +197,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         particles,
         objects,
         owner,
-        colliders: file
-            .colliders
-            .iter()
-            .map(|c| collider(c, sim.start_frame, sim.fps))
-            .collect(),
+        colliders,
         params: SolverParams {
             fps: sim.fps,
             substeps: sim.substeps as usize,
@@ -612,7 +618,56 @@ fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animatio
     })
 }
 
-fn collider(c: &types::Collider, start_frame: u64, fps: f64) -> Collider {
+/// A mesh collider's frames: one file, or with `{frame}` in the name a file per output frame,
+/// read from `start_frame` on until one is missing (the last is held after it).
+fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Result<MeshGeometry> {
+    let read = |name: &str| -> Result<Mesh> {
+        let path = base_dir.join(name);
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("obj") => obj::read_obj(&path),
+            Some("ply") => ply::read_ply(&path),
+            _ => Err(anyhow!("`{name}` is neither .obj nor .ply")),
+        }
+    };
+    let mut frames: Vec<Vec<DVec3>> = Vec::new();
+    let mut triangles = Vec::new();
+    if template.contains("{frame") {
+        let last = sim.start_frame + sim.frames.max(1) - 1;
+        for frame in sim.start_frame..=last {
+            let name = naming::render(template, "", frame);
+            if frame > sim.start_frame && !base_dir.join(&name).exists() {
+                break;
+            }
+            let mesh = read(&name).with_context(|| format!("mesh sequence frame {frame}"))?;
+            if frames.is_empty() {
+                triangles = mesh.triangles();
+            } else if mesh.triangles() != triangles || mesh.positions.len() != frames[0].len() {
+                bail!("mesh: `{name}` does not have the topology of the first frame (same vertices and faces are needed)");
+            }
+            frames.push(mesh.positions);
+        }
+    } else {
+        let mesh = read(template).context("mesh")?;
+        triangles = mesh.triangles();
+        frames.push(mesh.positions);
+    }
+    if triangles.is_empty() {
+        bail!("mesh: `{template}` has no faces to collide with");
+    }
+    Ok(MeshGeometry {
+        frames,
+        triangles,
+        fps: sim.fps,
+    })
+}
+
+fn collider(c: &types::Collider, base_dir: &Path, sim: &types::Simulation) -> Result<Collider> {
+    let (start_frame, fps) = (sim.start_frame, sim.fps);
     let vector = |v: Option<[f64; 3]>| DVec3::from_array(v.unwrap_or_default());
     let shape = match c.shape {
         ColliderShape::Sphere => Shape::Sphere {
@@ -629,21 +684,26 @@ fn collider(c: &types::Collider, start_frame: u64, fps: f64) -> Collider {
             b: vector(c.b),
             radius: c.radius.unwrap_or(1.0),
         },
-        // Validation admits no mesh collider yet.
-        ColliderShape::Plane | ColliderShape::Mesh => Shape::Plane {
+        ColliderShape::Plane => Shape::Plane {
             point: vector(c.point),
             normal: DVec3::from_array(c.normal.unwrap_or([0.0, 1.0, 0.0])).normalize(),
         },
+        ColliderShape::Mesh => Shape::Mesh,
     };
-    Collider {
+    let mesh = match (&c.shape, &c.mesh) {
+        (ColliderShape::Mesh, Some(template)) => Some(mesh_geometry(template, base_dir, sim)?),
+        _ => None,
+    };
+    Ok(Collider {
         name: c.name.clone(),
         shape,
+        mesh,
         animation: animation(&c.keys, start_frame, fps),
         static_friction: c.static_friction.unwrap_or(c.friction),
         dynamic_friction: c.dynamic_friction.unwrap_or(c.friction),
         restitution: c.restitution,
         thickness: c.thickness,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -386,6 +386,9 @@ pub struct Collider {
     /// Box: degrees about world X, then Y, then Z.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotate: Option<[f64; 3]>,
+    /// Mesh: an OBJ/PLY file, or a per-frame sequence with `{frame}` / `{frame:0N}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<String>,
     /// Capsule: the segment's ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub a: Option<[f64; 3]>,

@@ -446,13 +446,14 @@ fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
         ("rotate", collider.rotate.is_some()),
         ("a", collider.a.is_some()),
         ("b", collider.b.is_some()),
+        ("mesh", collider.mesh.is_some()),
     ];
     let applies: &[&str] = match collider.shape {
         ColliderShape::Plane => &["point", "normal"],
         ColliderShape::Sphere => &["center", "radius"],
         ColliderShape::Box => &["center", "size", "rotate"],
         ColliderShape::Capsule => &["a", "b", "radius"],
-        ColliderShape::Mesh => &[],
+        ColliderShape::Mesh => &["mesh"],
     };
     let shape_name = format!("{:?}", collider.shape).to_lowercase();
     for (name, is_set) in given {
@@ -467,7 +468,10 @@ fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
         ColliderShape::Plane => {
             let normal = glam::DVec3::from_array(collider.normal.unwrap_or([0.0, 1.0, 0.0]));
             if normal.try_normalize().is_none() || normal.length() < 1e-12 {
-                report.error(format!("{key}.normal"), "must not be the zero vector (and must have a finite length)");
+                report.error(
+                    format!("{key}.normal"),
+                    "must not be the zero vector (and must have a finite length)",
+                );
             }
         }
         ColliderShape::Sphere => match collider.radius {
@@ -491,10 +495,14 @@ fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
                 report.error(key, "a capsule collider needs both ends `a` and `b`");
             }
         }
-        ColliderShape::Mesh => report.error(
-            format!("{key}.shape"),
-            "mesh colliders are not available in this version yet; use \"plane\", \"sphere\", \"box\" or \"capsule\"",
-        ),
+        ColliderShape::Mesh => {
+            if collider.mesh.is_none() {
+                report.error(
+                    key,
+                    "a mesh collider needs `mesh` (an .obj/.ply file or a `{frame}` sequence)",
+                );
+            }
+        }
     }
     for (name, value) in [
         ("static_friction", collider.static_friction),

@@ -87,12 +87,8 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         .iter()
         .map(|&k| model.objects[k as usize].collide)
         .collect();
-    // Colliders where their keys have them now.
-    let shapes: Vec<crate::collision::Shape> = model
-        .colliders
-        .iter()
-        .map(|c| c.posed(solver.time(), solver.time()).shape)
-        .collect();
+    // Colliders where their keys (and mesh sequences) have them now.
+    let posed = solver.posed_colliders();
     let particle_parts = chunked(pool, p.len(), |range| {
         let mut sums = ParticleSums::default();
         for i in range {
@@ -103,10 +99,11 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             if p.inv_mass[i] > 0.0 {
                 sums.momentum += p.v[i] * p.mass[i];
                 if collides[i] {
-                    for (collider, shape) in model.colliders.iter().zip(&shapes) {
-                        let margin = model.params.particle_radius + collider.thickness;
-                        let (distance, _) = shape.signed_distance(p.x[i]);
-                        sums.max_penetration = sums.max_penetration.max(margin - distance);
+                    for posed in &posed {
+                        let margin = model.params.particle_radius + posed.collider.thickness;
+                        if let Some((distance, _, _)) = posed.distance(p.x[i], 2.0 * margin) {
+                            sums.max_penetration = sums.max_penetration.max(margin - distance);
+                        }
                     }
                 }
             }

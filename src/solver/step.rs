@@ -24,7 +24,7 @@
 
 use super::colouring::ConstraintBlock;
 use super::parallel::{share, SharedSlice, SpinBarrier};
-use crate::collision::{resolve_contact, Collider, PosedCollider};
+use crate::collision::{resolve_contact, Collider, MeshPose, PosedCollider};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
 use crate::constraints::distance::DistanceConstraint;
@@ -69,6 +69,8 @@ pub struct Solver {
     animated_pins: Vec<(usize, usize, DVec3)>,
     /// Simulated time at the current state, seconds.
     time: f64,
+    /// Per collider, its posed mesh (mesh colliders only).
+    mesh_poses: Vec<Option<MeshPose>>,
     pool: rayon::ThreadPool,
 }
 
@@ -97,7 +99,13 @@ impl Solver {
                 }
             }
         }
+        let mesh_poses = model
+            .colliders
+            .iter()
+            .map(|c| MeshPose::new(c, 0.0))
+            .collect();
         Ok(Solver {
+            mesh_poses,
             model,
             contact_collider: vec![NO_CONTACT; n],
             contact_normal: vec![DVec3::ZERO; n],
@@ -112,6 +120,19 @@ impl Solver {
     /// Simulated time of the current state, seconds.
     pub fn time(&self) -> f64 {
         self.time
+    }
+
+    /// Every collider posed at the current time (mesh colliders with their mesh).
+    pub fn posed_colliders(&self) -> Vec<PosedCollider<'_>> {
+        self.model
+            .colliders
+            .iter()
+            .zip(&self.mesh_poses)
+            .map(|(c, mesh)| PosedCollider {
+                mesh: mesh.as_ref(),
+                ..c.posed(self.time, self.time)
+            })
+            .collect()
     }
 
     pub fn threads(&self) -> usize {
@@ -148,12 +169,29 @@ impl Solver {
     /// after every substep so the topology can change between substeps.
     pub fn step_frame(&mut self) -> Result<(), Divergence> {
         let substeps = self.model.params.substeps;
-        if !self.can_tear() {
+        let moving_meshes = self.model.colliders.iter().any(|c| {
+            c.mesh
+                .as_ref()
+                .is_some_and(|m| m.is_sequence() || c.animation.is_some())
+        });
+        if !self.can_tear() && !moving_meshes {
             self.run_substeps(1..substeps + 1)?;
         } else {
+            // The threads meet after every substep: meshes move and topology may change.
+            let h = 1.0 / (self.model.params.fps * substeps as f64);
             for substep in 1..=substeps {
+                if moving_meshes {
+                    let start = self.time + (substep - 1) as f64 * h;
+                    for (collider, pose) in self.model.colliders.iter().zip(&mut self.mesh_poses) {
+                        if let Some(pose) = pose {
+                            pose.update(collider, start, start + h);
+                        }
+                    }
+                }
                 self.run_substeps(substep..substep + 1)?;
-                self.tear();
+                if self.can_tear() {
+                    self.tear();
+                }
             }
         }
         self.time += 1.0 / self.model.params.fps;
@@ -168,6 +206,7 @@ impl Solver {
         let frame = Frame {
             substeps: range,
             frame_time: self.time,
+            mesh_poses: &self.mesh_poses,
             objects: &model.objects,
             animated_pins: &self.animated_pins,
             contact_surface: SharedSlice::new(&mut self.contact_surface),
@@ -268,6 +307,7 @@ struct Frame<'a> {
     substeps: std::ops::Range<usize>,
     /// Simulated time at the start of the frame, seconds.
     frame_time: f64,
+    mesh_poses: &'a [Option<MeshPose>],
     objects: &'a [crate::model::ObjectLayout],
     animated_pins: &'a [(usize, usize, DVec3)],
     contact_surface: SharedSlice<'a, DVec3>,
@@ -308,8 +348,15 @@ impl Frame<'_> {
                 self.frame_time + (substep - 1) as f64 * h,
                 self.frame_time + substep as f64 * h,
             );
-            let posed: Vec<PosedCollider> =
-                self.colliders.iter().map(|c| c.posed(start, end)).collect();
+            let posed: Vec<PosedCollider> = self
+                .colliders
+                .iter()
+                .zip(self.mesh_poses)
+                .map(|(c, mesh)| PosedCollider {
+                    mesh: mesh.as_ref(),
+                    ..c.posed(start, end)
+                })
+                .collect();
             self.predict(particles.clone(), h);
             self.barrier.wait();
             if !self.animated_pins.is_empty() {

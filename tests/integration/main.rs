@@ -6,6 +6,7 @@ mod bad_input;
 mod common;
 mod constraint_kinds;
 mod determinism;
+mod mesh_colliders;
 mod output_files;
 mod physics;
 mod scenes;

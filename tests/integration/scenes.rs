@@ -49,10 +49,17 @@ fn every_example_scene_runs_and_checks() {
             .as_u64()
             .unwrap_or(0)
             > 0;
+        let meshes = records[0]["settings"]["collider"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["shape"] == "mesh"));
         let radius = records[0]["settings"]["collision"]["thickness"]
             .as_f64()
             .unwrap();
-        let bound = if shape_matched { radius } else { 1e-6 };
+        let bound = if shape_matched || meshes {
+            radius
+        } else {
+            1e-6
+        };
         for frame in records.iter().filter(|r| r["type"] == "frame") {
             assert!(
                 energy(frame) <= initial + 1e-9 * initial.abs(),
@@ -62,7 +69,9 @@ fn every_example_scene_runs_and_checks() {
             );
             // Contacts have the last word, except for shape matching, which closes each
             // iteration and may leave a rigid body inside its contact margin (the particle
-            // radius), never below the collider's surface itself.
+            // radius), never below the collider's surface itself; and near the edges of a
+            // mesh collider, where one push off the nearest triangle can leave a particle
+            // within the margin of the next.
             let penetration = frame["max_penetration"].as_f64().unwrap();
             assert!(penetration < bound, "{name}: penetration {penetration}");
         }

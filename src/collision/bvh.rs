@@ -1,0 +1,273 @@
+//! Triangle meshes as colliders: a bounding-volume hierarchy over the triangles (built once,
+//! its boxes refitted to the moving vertices every substep) and closest-point queries
+//! (Ericson, "Real-Time Collision Detection", 2005, §5.1.5 for the closest point on a
+//! triangle). Deterministic: the tree depends only on the first frame's geometry, and a query
+//! visits children in a fixed order and keeps the first of equally close triangles.
+
+use glam::DVec3;
+
+/// Axis-aligned box.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Aabb {
+    min: DVec3,
+    max: DVec3,
+}
+
+impl Aabb {
+    const EMPTY: Aabb = Aabb {
+        min: DVec3::INFINITY,
+        max: DVec3::NEG_INFINITY,
+    };
+
+    fn grow(self, p: DVec3) -> Aabb {
+        Aabb {
+            min: self.min.min(p),
+            max: self.max.max(p),
+        }
+    }
+
+    fn merge(self, o: Aabb) -> Aabb {
+        Aabb {
+            min: self.min.min(o.min),
+            max: self.max.max(o.max),
+        }
+    }
+
+    /// Squared distance from `p` to the box (0 inside).
+    fn distance_sq(&self, p: DVec3) -> f64 {
+        (self.min - p)
+            .max(p - self.max)
+            .max(DVec3::ZERO)
+            .length_squared()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    Leaf { triangle: u32 },
+    Inner { children: [usize; 2] },
+}
+
+/// A BVH over triangles, one leaf per triangle.
+#[derive(Debug, Clone)]
+pub struct Bvh {
+    nodes: Vec<Node>,
+    boxes: Vec<Aabb>,
+}
+
+/// The closest point of a mesh to a query point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Closest {
+    pub triangle: u32,
+    pub point: DVec3,
+    /// Barycentric weights of `point` in the triangle.
+    pub weights: [f64; 3],
+    pub distance: f64,
+}
+
+impl Bvh {
+    /// Builds the tree by median splits along the longest axis of the centroids.
+    pub fn build(positions: &[DVec3], triangles: &[[u32; 3]]) -> Bvh {
+        let centroids: Vec<DVec3> = triangles
+            .iter()
+            .map(|t| t.iter().map(|&i| positions[i as usize]).sum::<DVec3>() / 3.0)
+            .collect();
+        let mut bvh = Bvh {
+            nodes: Vec::with_capacity(2 * triangles.len()),
+            boxes: Vec::new(),
+        };
+        let mut order: Vec<u32> = (0..triangles.len() as u32).collect();
+        if !order.is_empty() {
+            bvh.split(&mut order, &centroids);
+        }
+        bvh.boxes = vec![Aabb::EMPTY; bvh.nodes.len()];
+        bvh.refit(positions, triangles);
+        bvh
+    }
+
+    fn split(&mut self, order: &mut [u32], centroids: &[DVec3]) -> usize {
+        let index = self.nodes.len();
+        if let [triangle] = order {
+            self.nodes.push(Node::Leaf {
+                triangle: *triangle,
+            });
+            return index;
+        }
+        self.nodes.push(Node::Inner { children: [0, 0] });
+        let bounds = order
+            .iter()
+            .fold(Aabb::EMPTY, |b, &t| b.grow(centroids[t as usize]));
+        let extent = bounds.max - bounds.min;
+        let axis = if extent.x >= extent.y && extent.x >= extent.z {
+            0
+        } else if extent.y >= extent.z {
+            1
+        } else {
+            2
+        };
+        // Stable sort by centroid, then by index: the same tree on every machine.
+        order.sort_by(|&a, &b| {
+            centroids[a as usize][axis]
+                .total_cmp(&centroids[b as usize][axis])
+                .then(a.cmp(&b))
+        });
+        let middle = order.len() / 2;
+        let (left, right) = order.split_at_mut(middle);
+        let children = [self.split(left, centroids), self.split(right, centroids)];
+        self.nodes[index] = Node::Inner { children };
+        index
+    }
+
+    /// Recomputes every box for moved vertices (children always follow their parent in
+    /// `nodes`, so a reverse pass sees children first).
+    pub fn refit(&mut self, positions: &[DVec3], triangles: &[[u32; 3]]) {
+        for index in (0..self.nodes.len()).rev() {
+            self.boxes[index] = match self.nodes[index] {
+                Node::Leaf { triangle } => triangles[triangle as usize]
+                    .iter()
+                    .fold(Aabb::EMPTY, |b, &i| b.grow(positions[i as usize])),
+                Node::Inner { children: [a, b] } => self.boxes[a].merge(self.boxes[b]),
+            };
+        }
+    }
+
+    /// The closest point of the mesh to `p` within `max_distance`, if any.
+    pub fn closest(
+        &self,
+        positions: &[DVec3],
+        triangles: &[[u32; 3]],
+        p: DVec3,
+        max_distance: f64,
+    ) -> Option<Closest> {
+        let mut best: Option<Closest> = None;
+        let mut best_sq = max_distance * max_distance;
+        let mut stack = Vec::with_capacity(64);
+        if !self.nodes.is_empty() {
+            stack.push(0);
+        }
+        while let Some(index) = stack.pop() {
+            if self.boxes[index].distance_sq(p) > best_sq {
+                continue;
+            }
+            match self.nodes[index] {
+                Node::Leaf { triangle } => {
+                    let [a, b, c] = triangles[triangle as usize].map(|i| positions[i as usize]);
+                    let (point, weights) = closest_on_triangle(p, a, b, c);
+                    let distance_sq = point.distance_squared(p);
+                    let better = match best {
+                        None => distance_sq <= best_sq,
+                        Some(found) => {
+                            distance_sq < best_sq
+                                || (distance_sq == best_sq && triangle < found.triangle)
+                        }
+                    };
+                    if better {
+                        best_sq = distance_sq;
+                        best = Some(Closest {
+                            triangle,
+                            point,
+                            weights,
+                            distance: distance_sq.sqrt(),
+                        });
+                    }
+                }
+                // Second child pushed first, so the first is visited first.
+                Node::Inner { children: [a, b] } => stack.extend([b, a]),
+            }
+        }
+        best
+    }
+}
+
+/// Closest point to `p` on triangle `abc` and its barycentric weights (Ericson §5.1.5).
+pub fn closest_on_triangle(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> (DVec3, [f64; 3]) {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, [1.0, 0.0, 0.0]);
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, [0.0, 1.0, 0.0]);
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return (a + ab * v, [1.0 - v, v, 0.0]);
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, [0.0, 0.0, 1.0]);
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return (a + ac * w, [1.0 - w, 0.0, w]);
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (b + (c - b) * w, [0.0, 1.0 - w, w]);
+    }
+    let denominator = 1.0 / (va + vb + vc);
+    let (v, w) = (vb * denominator, vc * denominator);
+    (a + ab * v + ac * w, [1.0 - v - w, v, w])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::primitives;
+
+    #[test]
+    fn closest_point_regions_of_a_triangle() {
+        let (a, b, c) = (DVec3::ZERO, DVec3::X, DVec3::Y);
+        let inside = closest_on_triangle(DVec3::new(0.2, 0.2, 1.0), a, b, c).0;
+        assert!((inside - DVec3::new(0.2, 0.2, 0.0)).length() < 1e-15);
+        assert_eq!(
+            closest_on_triangle(DVec3::new(-1.0, -1.0, 0.0), a, b, c).0,
+            a
+        );
+        assert_eq!(
+            closest_on_triangle(DVec3::new(0.5, -1.0, 0.0), a, b, c).0,
+            DVec3::new(0.5, 0.0, 0.0)
+        );
+        let (p, w) = closest_on_triangle(DVec3::new(1.0, 1.0, 0.0), a, b, c);
+        assert!((p - DVec3::new(0.5, 0.5, 0.0)).length() < 1e-15);
+        assert!((w[1] - 0.5).abs() < 1e-15 && (w[2] - 0.5).abs() < 1e-15);
+    }
+
+    #[test]
+    fn bvh_finds_what_brute_force_finds_and_refits() {
+        let mut mesh = primitives::sphere(1.0, 2);
+        let triangles = mesh.triangles();
+        let mut bvh = Bvh::build(&mesh.positions, &triangles);
+        let brute = |positions: &[DVec3], p: DVec3| {
+            triangles
+                .iter()
+                .map(|t| {
+                    let [a, b, c] = t.map(|i| positions[i as usize]);
+                    closest_on_triangle(p, a, b, c).0.distance(p)
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        for k in 0..50 {
+            let q = DVec3::new(
+                (k as f64 * 0.37).sin(),
+                (k as f64 * 0.71).cos(),
+                (k as f64 * 0.13).sin(),
+            ) * 1.6;
+            let found = bvh.closest(&mesh.positions, &triangles, q, 10.0).unwrap();
+            assert!((found.distance - brute(&mesh.positions, q)).abs() < 1e-12);
+        }
+        // Move the mesh and refit: queries follow.
+        mesh.transform(|p| p * 2.0 + DVec3::new(5.0, 0.0, 0.0));
+        bvh.refit(&mesh.positions, &triangles);
+        let q = DVec3::new(5.0, 3.0, 0.0);
+        let found = bvh.closest(&mesh.positions, &triangles, q, 10.0).unwrap();
+        assert!((found.distance - brute(&mesh.positions, q)).abs() < 1e-12);
+        assert!(bvh.closest(&mesh.positions, &triangles, q, 0.5).is_none());
+    }
+}
