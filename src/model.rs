@@ -130,6 +130,8 @@ pub struct SolverParams {
     pub max_speed: f64,
     /// `collision.thickness`: the particle radius for contacts, m.
     pub particle_radius: f64,
+    /// `collision.friction`: Coulomb coefficient between particles of different objects.
+    pub particle_friction: f64,
 }
 
 impl SolverParams {

@@ -16,6 +16,7 @@
 //! capsule (`φ = |p − closest point of segment a–b| − R`).
 
 pub mod bvh;
+pub mod particles;
 
 use crate::animation::{Animation, Pose};
 use glam::DVec3;

@@ -206,6 +206,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             velocity_damping: sim.velocity_damping,
             max_speed: sim.max_speed,
             particle_radius: file.collision.thickness,
+            particle_friction: file.collision.friction,
         },
     };
     Ok(Built { model, warnings })

@@ -30,6 +30,8 @@ pub struct FrameDiagnostics {
     pub residual_rms: BTreeMap<&'static str, f64>,
     pub max_edge_strain: f64,
     pub contacts: usize,
+    /// Pairs of particles of different objects touching in the last substep.
+    pub particle_contacts: usize,
     pub max_penetration: f64,
     /// Edges torn since the start (`stretch.tear_strain`).
     pub torn_edges: usize,
@@ -200,6 +202,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         residual_rms,
         max_edge_strain,
         contacts: solver.contact_count(),
+        particle_contacts: solver.particle_contact_count(),
         max_penetration: total.max_penetration,
         torn_edges: model
             .objects

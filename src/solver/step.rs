@@ -24,6 +24,7 @@
 
 use super::colouring::ConstraintBlock;
 use super::parallel::{share, SharedSlice, SpinBarrier};
+use crate::collision::particles::{find_pairs, resolve_pair};
 use crate::collision::{resolve_contact, Collider, MeshPose, PosedCollider};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
@@ -71,6 +72,11 @@ pub struct Solver {
     time: f64,
     /// Per collider, its posed mesh (mesh colliders only).
     mesh_poses: Vec<Option<MeshPose>>,
+    /// Particles of objects that collide with other objects (empty with fewer than two).
+    object_contact_particles: Vec<usize>,
+    /// Candidate pairs of the current substep, and how many touched in it.
+    pairs: Mutex<Vec<[u32; 2]>>,
+    pair_contacts: AtomicUsize,
     pool: rayon::ThreadPool,
 }
 
@@ -104,7 +110,11 @@ impl Solver {
             .iter()
             .map(|c| MeshPose::new(c, 0.0))
             .collect();
+        let object_contact_particles = object_contact_particles(&model);
         Ok(Solver {
+            object_contact_particles,
+            pairs: Mutex::new(Vec::new()),
+            pair_contacts: AtomicUsize::new(0),
             mesh_poses,
             model,
             contact_collider: vec![NO_CONTACT; n],
@@ -149,12 +159,18 @@ impl Solver {
         self.contact_collider.resize(n, NO_CONTACT);
         self.contact_normal.resize(n, DVec3::ZERO);
         self.contact_surface.resize(n, DVec3::ZERO);
+        self.object_contact_particles = object_contact_particles(&self.model);
         let model = &self.model;
         self.collides = (0..n)
             .map(|i| {
                 model.objects[model.owner[i] as usize].collide && model.particles.inv_mass[i] > 0.0
             })
             .collect();
+    }
+
+    /// Pairs of particles of different objects that touched in the last substep.
+    pub fn particle_contact_count(&self) -> usize {
+        self.pair_contacts.load(Ordering::Relaxed)
     }
 
     /// Particles that touched a collider in the last substep.
@@ -206,6 +222,10 @@ impl Solver {
         let frame = Frame {
             substeps: range,
             frame_time: self.time,
+            object_contact_particles: &self.object_contact_particles,
+            pairs: &self.pairs,
+            pair_contacts: &self.pair_contacts,
+            owner: &model.owner,
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
             animated_pins: &self.animated_pins,
@@ -272,6 +292,17 @@ impl Solver {
     }
 }
 
+/// Particles of the objects that collide, when at least two objects do.
+fn object_contact_particles(model: &Model) -> Vec<usize> {
+    let colliding = model.objects.iter().filter(|o| o.collide).count();
+    if colliding < 2 {
+        return Vec::new();
+    }
+    (0..model.particles.len())
+        .filter(|&i| model.objects[model.owner[i] as usize].collide)
+        .collect()
+}
+
 fn out_of_bounds(x: DVec3) -> bool {
     x.abs().max_element() > MAX_ABS_COORDINATE
 }
@@ -307,6 +338,10 @@ struct Frame<'a> {
     substeps: std::ops::Range<usize>,
     /// Simulated time at the start of the frame, seconds.
     frame_time: f64,
+    object_contact_particles: &'a [usize],
+    pairs: &'a Mutex<Vec<[u32; 2]>>,
+    pair_contacts: &'a AtomicUsize,
+    owner: &'a [u32],
     mesh_poses: &'a [Option<MeshPose>],
     objects: &'a [crate::model::ObjectLayout],
     animated_pins: &'a [(usize, usize, DVec3)],
@@ -365,6 +400,12 @@ impl Frame<'_> {
                 }
                 self.barrier.wait();
             }
+            if !self.object_contact_particles.is_empty() {
+                if t == 0 {
+                    self.find_pairs();
+                }
+                self.barrier.wait();
+            }
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
                 self.solve_block(&self.stretch, t, first, h);
@@ -374,6 +415,7 @@ impl Frame<'_> {
                 self.solve_block(&self.rope_bending, t, first, h);
                 self.solve_whole_objects(t, first, true, h);
                 self.solve_block(&self.long_range, t, first, h);
+                self.solve_pairs(t, first);
                 self.solve_contacts(particles.clone(), &posed);
                 self.barrier.wait();
                 if self.has_shape_matching {
@@ -506,6 +548,42 @@ impl Frame<'_> {
                 unsafe { self.x.range(i..i + 1)[0] = now.apply(at_start.invert(rest)) };
             }
         }
+    }
+
+    /// Thread 0 lists the particle pairs of different objects near each other.
+    fn find_pairs(&self) {
+        let radius = self.params.particle_radius;
+        // SAFETY: read-only; thread 0 alone runs this stage and nobody writes positions in it.
+        let x = unsafe { self.x.as_slice() };
+        let found = find_pairs(
+            x,
+            self.object_contact_particles,
+            self.owner,
+            2.0 * radius,
+            4.0 * radius,
+        );
+        *self.pairs.lock().unwrap_or_else(|e| e.into_inner()) = found;
+    }
+
+    /// Thread 0 projects the particle pairs, in their fixed order, while the others wait.
+    fn solve_pairs(&self, t: usize, first_iteration: bool) {
+        if self.object_contact_particles.is_empty() {
+            return;
+        }
+        if t == 0 {
+            let pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: thread 0 alone touches the particles in this stage; x_prev is read-only.
+            let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
+            let (radius, friction) = (self.params.particle_radius, self.params.particle_friction);
+            let touching = pairs
+                .iter()
+                .filter(|&&pair| resolve_pair(pair, x, x_prev, self.inv_mass, radius, friction))
+                .count();
+            if first_iteration || touching > 0 {
+                self.pair_contacts.store(touching, Ordering::Relaxed);
+            }
+        }
+        self.barrier.wait();
     }
 
     fn solve_contacts(&self, range: std::ops::Range<usize>, posed: &[PosedCollider]) {
