@@ -99,3 +99,15 @@ pub fn frame_records(dir: &Path) -> Vec<serde_json::Value> {
 pub fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }
+
+/// Distance from a box of half extents `half` centred at the origin (box axes) to `q`:
+/// Euclidean outside (rounded at edges and corners), minus the depth to the nearest face inside.
+pub fn box_distance(q: [f64; 3], half: [f64; 3]) -> f64 {
+    let d: Vec<f64> = (0..3).map(|a| q[a].abs() - half[a]).collect();
+    let outside = d.iter().map(|c| c.max(0.0).powi(2)).sum::<f64>().sqrt();
+    if outside > 0.0 {
+        outside
+    } else {
+        d.iter().cloned().fold(f64::MIN, f64::max)
+    }
+}

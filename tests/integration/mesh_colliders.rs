@@ -40,13 +40,7 @@ fn cloth_never_ends_inside_a_static_mesh() {
     for (f, frame) in obj_sequence(&ws.out(), "cloth", 30).iter().enumerate() {
         for (k, p) in frame.iter().enumerate() {
             let q = [p[0], p[1] - 0.15, p[2]];
-            let d: Vec<f64> = (0..3).map(|a| q[a].abs() - half[a]).collect();
-            let outside = d.iter().map(|c| c.max(0.0).powi(2)).sum::<f64>().sqrt();
-            let distance = if outside > 0.0 {
-                outside
-            } else {
-                d.iter().cloned().fold(f64::MIN, f64::max)
-            };
+            let distance = box_distance(q, half);
             assert!(
                 distance > 0.004 - 1e-5,
                 "frame {} vertex {k} is {distance} m from the block",

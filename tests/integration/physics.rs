@@ -271,13 +271,7 @@ fn cloth_never_ends_inside_a_box_collider() {
             // Into the box's frame (rotate by −30° about Y), then the distance to the box:
             // Euclidean outside (rounded at edges and corners), the nearest face inside.
             let q = [cos * p[0] - sin * p[2], p[1], sin * p[0] + cos * p[2]];
-            let d: Vec<f64> = (0..3).map(|a| q[a].abs() - half[a]).collect();
-            let outside = d.iter().map(|c| c.max(0.0).powi(2)).sum::<f64>().sqrt();
-            let distance = if outside > 0.0 {
-                outside
-            } else {
-                d.iter().cloned().fold(f64::MIN, f64::max)
-            };
+            let distance = box_distance(q, half);
             assert!(
                 distance > 0.004 - 1e-5,
                 "frame {f} vertex {k} is {distance} m from the box"
