@@ -70,6 +70,27 @@ impl MeshGeometry {
     }
 }
 
+/// A point attached to a mesh collider's surface (`pin_to` a mesh): its triangle, the
+/// barycentric weights of its nearest point there, and its offset in the triangle's frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SurfaceAttachment {
+    pub triangle: u32,
+    pub weights: [f64; 3],
+    pub offset: DVec3,
+}
+
+/// An orthonormal frame of a triangle: along its first edge, across it, and its normal.
+fn triangle_frame(positions: &[DVec3], [a, b, c]: [u32; 3]) -> [DVec3; 3] {
+    let (a, b, c) = (
+        positions[a as usize],
+        positions[b as usize],
+        positions[c as usize],
+    );
+    let e1 = (b - a).try_normalize().unwrap_or(DVec3::X);
+    let n = (b - a).cross(c - a).try_normalize().unwrap_or(DVec3::Y);
+    [e1, n.cross(e1), n]
+}
+
 /// A mesh collider over one substep: vertices at its start and end (sequence and keys applied)
 /// and the BVH refitted to the end.
 #[derive(Debug, Clone)]
@@ -77,6 +98,14 @@ pub struct MeshPose {
     pub start: Vec<DVec3>,
     pub end: Vec<DVec3>,
     pub bvh: bvh::Bvh,
+    /// The largest distance a vertex moved in the substep.
+    pub max_motion: f64,
+    /// Unit face normals at the end pose.
+    face_normals: Vec<DVec3>,
+    /// Angle-weighted vertex pseudo-normals at the end pose (Bærentzen & Aanæs 2005).
+    vertex_normals: Vec<DVec3>,
+    /// Every triangle edge `(min, max)` with its triangle, sorted: the faces beside an edge.
+    edges: Vec<([u32; 2], u32)>,
 }
 
 impl MeshPose {
@@ -86,9 +115,55 @@ impl MeshPose {
             start: Vec::new(),
             end: Vec::new(),
             bvh: bvh::Bvh::build(&mesh.frames[0], &mesh.triangles),
+            max_motion: 0.0,
+            face_normals: Vec::new(),
+            vertex_normals: Vec::new(),
+            edges: {
+                let mut edges: Vec<([u32; 2], u32)> = mesh
+                    .triangles
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(t, &[a, b, c])| {
+                        [[a, b], [b, c], [c, a]].map(|[p, q]| ([p.min(q), p.max(q)], t as u32))
+                    })
+                    .collect();
+                edges.sort_unstable();
+                edges
+            },
         };
         pose.update(collider, time, time);
         Some(pose)
+    }
+
+    /// Attaches point `p` to the nearest triangle at the end pose: barycentric weights of the
+    /// nearest point, and `p`'s offset from it in the triangle's own frame.
+    pub fn attach(&self, mesh: &MeshGeometry, p: DVec3) -> Option<SurfaceAttachment> {
+        let hit = self
+            .bvh
+            .closest(&self.end, &mesh.triangles, p, f64::INFINITY)?;
+        let frame = triangle_frame(&self.end, mesh.triangles[hit.triangle as usize]);
+        let offset = p - hit.point;
+        Some(SurfaceAttachment {
+            triangle: hit.triangle,
+            weights: hit.weights,
+            offset: DVec3::new(
+                offset.dot(frame[0]),
+                offset.dot(frame[1]),
+                offset.dot(frame[2]),
+            ),
+        })
+    }
+
+    /// Where an attached point is at the end pose: it moves and turns with its triangle.
+    pub fn attached_point(&self, mesh: &MeshGeometry, at: &SurfaceAttachment) -> DVec3 {
+        let corners = mesh.triangles[at.triangle as usize];
+        let base: DVec3 = corners
+            .iter()
+            .zip(at.weights)
+            .map(|(&i, w)| self.end[i as usize] * w)
+            .sum();
+        let [e1, e2, n] = triangle_frame(&self.end, corners);
+        base + e1 * at.offset.x + e2 * at.offset.y + n * at.offset.z
     }
 
     /// Poses the mesh for the substep from `start` to `end` seconds.
@@ -104,6 +179,60 @@ impl MeshPose {
             }
         }
         self.bvh.refit(&self.end, &mesh.triangles);
+        self.max_motion = self
+            .start
+            .iter()
+            .zip(&self.end)
+            .fold(0.0, |m, (a, b)| m.max(a.distance(*b)));
+        // Face normals, and vertex normals weighted by each face's angle at the vertex.
+        self.face_normals.clear();
+        self.vertex_normals.clear();
+        self.vertex_normals.resize(self.end.len(), DVec3::ZERO);
+        for &corners in &mesh.triangles {
+            let p = corners.map(|i| self.end[i as usize]);
+            let normal = (p[1] - p[0])
+                .cross(p[2] - p[0])
+                .try_normalize()
+                .unwrap_or(DVec3::Y);
+            self.face_normals.push(normal);
+            for k in 0..3 {
+                let (u, v) = (p[(k + 1) % 3] - p[k], p[(k + 2) % 3] - p[k]);
+                self.vertex_normals[corners[k] as usize] += normal * u.angle_between(v);
+            }
+        }
+        for n in &mut self.vertex_normals {
+            *n = n.try_normalize().unwrap_or(DVec3::Y);
+        }
+    }
+
+    /// The pseudo-normal at the closest feature of a hit: the face normal inside a triangle,
+    /// the sum of both faces' normals on an edge, the angle-weighted normal at a vertex. With
+    /// it the inside/outside sign is right at edges and corners too, where the normal of
+    /// whichever face happened to be found may point the wrong way.
+    fn pseudo_normal(&self, mesh: &MeshGeometry, triangle: u32, weights: [f64; 3]) -> DVec3 {
+        let corners = mesh.triangles[triangle as usize];
+        let zeros: Vec<usize> = (0..3).filter(|&k| weights[k] == 0.0).collect();
+        match zeros.as_slice() {
+            [_, _] => {
+                let vertex = (0..3)
+                    .find(|&k| weights[k] != 0.0)
+                    .expect("one weight left");
+                self.vertex_normals[corners[vertex] as usize]
+            }
+            [edge_free] => {
+                let (a, b) = (corners[(edge_free + 1) % 3], corners[(edge_free + 2) % 3]);
+                let key = [a.min(b), a.max(b)];
+                let from = self.edges.partition_point(|e| e.0 < key);
+                self.edges[from..]
+                    .iter()
+                    .take_while(|e| e.0 == key)
+                    .map(|e| self.face_normals[e.1 as usize])
+                    .sum::<DVec3>()
+                    .try_normalize()
+                    .unwrap_or(self.face_normals[triangle as usize])
+            }
+            _ => self.face_normals[triangle as usize],
+        }
     }
 }
 
@@ -213,8 +342,7 @@ impl PosedCollider<'_> {
         };
         let mesh = self.collider.mesh.as_ref()?;
         let hit = pose.bvh.closest(&pose.end, &mesh.triangles, p, reach)?;
-        let [a, b, c] = mesh.triangles[hit.triangle as usize].map(|i| pose.end[i as usize]);
-        let face = (b - a).cross(c - a).try_normalize().unwrap_or(DVec3::Y);
+        let face = pose.pseudo_normal(mesh, hit.triangle, hit.weights);
         let outside = (p - hit.point).dot(face) >= 0.0;
         let towards = (p - hit.point).try_normalize().unwrap_or(face);
         let (distance, normal) = if outside {
@@ -333,8 +461,9 @@ pub fn resolve_contact(
     x_prev: DVec3,
 ) -> Option<(DVec3, DVec3)> {
     let collider = posed.collider;
-    // A mesh is searched as far as this particle could have come through it this substep.
-    let reach = 2.0 * radius + p.distance(x_prev);
+    // A mesh is searched as far as this particle, or the mesh, could have moved through the
+    // other this substep.
+    let reach = 2.0 * radius + p.distance(x_prev) + posed.mesh.map_or(0.0, |m| m.max_motion);
     let (distance, normal, surface) = posed.distance(*p, reach)?;
     let c = distance - radius;
     if c >= 0.0 {
@@ -387,6 +516,41 @@ mod tests {
             dynamic_friction,
             restitution: 0.0,
             thickness: 0.0,
+        }
+    }
+
+    #[test]
+    fn mesh_sign_is_right_beside_edges_and_corners() {
+        // A unit box surface as a mesh. Points far outside but just below the top face's
+        // plane have their nearest point on the top rim edge (or a corner): the top face's
+        // normal alone would call them inside.
+        let surface = crate::mesh::primitives::box_surface([1.0, 1.0, 1.0], [2, 2, 2]);
+        let collider = Collider {
+            name: "box".into(),
+            shape: Shape::Mesh,
+            static_friction: 0.0,
+            dynamic_friction: 0.0,
+            restitution: 0.0,
+            thickness: 0.0,
+            animation: None,
+            mesh: Some(MeshGeometry {
+                frames: vec![surface.positions.clone()],
+                triangles: surface.triangles(),
+                fps: 24.0,
+            }),
+        };
+        let pose = MeshPose::new(&collider, 0.0).unwrap();
+        let posed = PosedCollider {
+            mesh: Some(&pose),
+            ..collider.posed(0.0, 0.0)
+        };
+        for (p, expected) in [
+            (DVec3::new(0.9, 0.49, 0.0), 0.4), // beside the +X top edge
+            (DVec3::new(0.9, 0.49, 0.9), (0.4f64 * 0.4 * 2.0).sqrt()), // beside a top corner
+            (DVec3::new(0.0, 0.3, 0.0), -0.2), // inside, under the top
+        ] {
+            let (d, _, _) = posed.distance(p, 10.0).unwrap();
+            assert!((d - expected).abs() < 1e-12, "{p}: {d} vs {expected}");
         }
     }
 

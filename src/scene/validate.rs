@@ -63,10 +63,6 @@ pub fn validate(scene: &SceneFile) -> Report {
                         format!("no collider named `{target}` (have: {})", names.join(", ")),
                     );
                 }
-                Some(collider) if collider.shape == ColliderShape::Mesh => report.error(
-                    key,
-                    "pinning to a mesh collider's surface is not available in this version yet; pin to an analytic collider",
-                ),
                 Some(_) if !object.keys.is_empty() => report.error(
                     key,
                     "an object's pins follow either its `keys` or a collider, not both",

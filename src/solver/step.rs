@@ -25,7 +25,7 @@
 use super::colouring::ConstraintBlock;
 use super::parallel::{share, SharedSlice, SpinBarrier};
 use crate::collision::particles::{find_pairs, resolve_pair};
-use crate::collision::{resolve_contact, Collider, MeshPose, PosedCollider};
+use crate::collision::{resolve_contact, Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
 use crate::constraints::distance::DistanceConstraint;
@@ -68,6 +68,8 @@ pub struct Solver {
     collides: Vec<bool>,
     /// Pinned particles of animated objects: particle, object, rest position.
     animated_pins: Vec<(usize, usize, DVec3)>,
+    /// Pinned particles attached to a mesh collider's surface: particle, collider, where.
+    surface_pins: Vec<(usize, usize, SurfaceAttachment)>,
     /// Simulated time at the current state, seconds.
     time: f64,
     /// Per collider, its posed mesh (mesh colliders only).
@@ -94,22 +96,40 @@ impl Solver {
             .thread_name(|k| format!("xpbd-worker-{k}"))
             .build()
             .context("cannot start the worker threads")?;
-        let mut animated_pins = Vec::new();
-        for (k, object) in model.objects.iter().enumerate() {
-            if object.animation.is_some() || object.pinned_to.is_some() {
-                for local in 0..object.vertex_count() as u32 {
-                    let i = object.global(local);
-                    if model.particles.inv_mass[i] == 0.0 {
-                        animated_pins.push((i, k, object.topology.positions[local as usize]));
-                    }
-                }
-            }
-        }
-        let mesh_poses = model
+        let mesh_poses: Vec<Option<MeshPose>> = model
             .colliders
             .iter()
             .map(|c| MeshPose::new(c, 0.0))
             .collect();
+        let mut animated_pins = Vec::new();
+        let mut surface_pins = Vec::new();
+        for (k, object) in model.objects.iter().enumerate() {
+            if object.animation.is_none() && object.pinned_to.is_none() {
+                continue;
+            }
+            let mesh = object.pinned_to.and_then(|c| {
+                Some((
+                    c,
+                    mesh_poses[c].as_ref()?,
+                    model.colliders[c].mesh.as_ref()?,
+                ))
+            });
+            for local in 0..object.vertex_count() as u32 {
+                let i = object.global(local);
+                if model.particles.inv_mass[i] != 0.0 {
+                    continue;
+                }
+                let rest = object.topology.positions[local as usize];
+                match mesh {
+                    Some((c, pose, geometry)) => {
+                        if let Some(attachment) = pose.attach(geometry, rest) {
+                            surface_pins.push((i, c, attachment));
+                        }
+                    }
+                    None => animated_pins.push((i, k, rest)),
+                }
+            }
+        }
         let object_contact_particles = object_contact_particles(&model);
         Ok(Solver {
             object_contact_particles,
@@ -122,6 +142,7 @@ impl Solver {
             contact_surface: vec![DVec3::ZERO; n],
             collides,
             animated_pins,
+            surface_pins,
             time: 0.0,
             pool,
         })
@@ -229,6 +250,7 @@ impl Solver {
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
             animated_pins: &self.animated_pins,
+            surface_pins: &self.surface_pins,
             contact_surface: SharedSlice::new(&mut self.contact_surface),
             params: &model.params,
             threads,
@@ -345,6 +367,7 @@ struct Frame<'a> {
     mesh_poses: &'a [Option<MeshPose>],
     objects: &'a [crate::model::ObjectLayout],
     animated_pins: &'a [(usize, usize, DVec3)],
+    surface_pins: &'a [(usize, usize, SurfaceAttachment)],
     contact_surface: SharedSlice<'a, DVec3>,
     params: &'a SolverParams,
     threads: usize,
@@ -394,7 +417,7 @@ impl Frame<'_> {
                 .collect();
             self.predict(particles.clone(), h);
             self.barrier.wait();
-            if !self.animated_pins.is_empty() {
+            if !self.animated_pins.is_empty() || !self.surface_pins.is_empty() {
                 if t == 0 {
                     self.move_pins(end);
                 }
@@ -546,6 +569,15 @@ impl Frame<'_> {
             if let Some((now, at_start)) = placements[object] {
                 // SAFETY: thread 0 alone touches particles in this stage.
                 unsafe { self.x.range(i..i + 1)[0] = now.apply(at_start.invert(rest)) };
+            }
+        }
+        // Pins on a mesh surface follow their triangle (posed for this substep's end).
+        for &(i, collider, attachment) in self.surface_pins {
+            if let (Some(pose), Some(mesh)) =
+                (&self.mesh_poses[collider], &self.colliders[collider].mesh)
+            {
+                // SAFETY: thread 0 alone touches particles in this stage.
+                unsafe { self.x.range(i..i + 1)[0] = pose.attached_point(mesh, &attachment) };
             }
         }
     }
