@@ -520,6 +520,55 @@ mod tests {
     }
 
     #[test]
+    fn mesh_sign_is_right_at_a_sharp_ridge() {
+        // A steep roof: two faces meet along the X axis with normals ~147° apart. A point just
+        // outside, nearest to the ridge itself, lies behind the first face's plane: that
+        // face's normal alone calls it inside; the edge's pseudo-normal does not.
+        let positions = vec![
+            DVec3::new(-1.0, 0.0, 0.0),
+            DVec3::new(1.0, 0.0, 0.0),
+            DVec3::new(0.0, -1.0, 0.3),
+            DVec3::new(0.0, -1.0, -0.3),
+        ];
+        let triangles = vec![[0, 1, 3], [1, 0, 2]];
+        let normal = |t: [u32; 3]| {
+            let p = t.map(|i| positions[i as usize]);
+            (p[1] - p[0]).cross(p[2] - p[0]).normalize()
+        };
+        let (n_b, n_a) = (normal(triangles[0]), normal(triangles[1]));
+        let p = (n_a + n_b * 0.01) * 0.05;
+        assert!(
+            p.dot(n_b) < 0.0,
+            "the point must be behind the first face's plane"
+        );
+        let collider = Collider {
+            name: "roof".into(),
+            shape: Shape::Mesh,
+            static_friction: 0.0,
+            dynamic_friction: 0.0,
+            restitution: 0.0,
+            thickness: 0.0,
+            animation: None,
+            mesh: Some(MeshGeometry {
+                frames: vec![positions.clone()],
+                triangles,
+                fps: 24.0,
+            }),
+        };
+        let pose = MeshPose::new(&collider, 0.0).unwrap();
+        let posed = PosedCollider {
+            mesh: Some(&pose),
+            ..collider.posed(0.0, 0.0)
+        };
+        let (d, _, _) = posed.distance(p, 10.0).unwrap();
+        assert!(
+            (d - p.length()).abs() < 1e-12,
+            "outside by {}, got {d}",
+            p.length()
+        );
+    }
+
+    #[test]
     fn mesh_sign_is_right_beside_edges_and_corners() {
         // A unit box surface as a mesh. Points far outside but just below the top face's
         // plane have their nearest point on the top rim edge (or a corner): the top face's
