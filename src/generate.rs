@@ -40,6 +40,18 @@ pub struct Generated {
     pub non_manifold: usize,
 }
 
+impl Generated {
+    /// Adds `other`'s constraints after these.
+    pub fn append(&mut self, other: Generated) {
+        self.stretch.extend(other.stretch);
+        self.bending.extend(other.bending);
+        self.isometric_bending.extend(other.isometric_bending);
+        self.rope_bending.extend(other.rope_bending);
+        self.long_range.extend(other.long_range);
+        self.non_manifold += other.non_manifold;
+    }
+}
+
 /// One object's rest geometry and how its local vertices map to particles.
 pub struct Source<'a> {
     /// Rest positions and topology (local indices).

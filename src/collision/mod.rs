@@ -519,6 +519,24 @@ mod tests {
         }
     }
 
+    /// A still mesh collider without friction.
+    fn mesh_collider(positions: Vec<DVec3>, triangles: Vec<[u32; 3]>) -> Collider {
+        Collider {
+            name: "mesh".into(),
+            shape: Shape::Mesh,
+            static_friction: 0.0,
+            dynamic_friction: 0.0,
+            restitution: 0.0,
+            thickness: 0.0,
+            animation: None,
+            mesh: Some(MeshGeometry {
+                frames: vec![positions],
+                triangles,
+                fps: 24.0,
+            }),
+        }
+    }
+
     #[test]
     fn mesh_sign_is_right_at_a_sharp_ridge() {
         // A steep roof: two faces meet along the X axis with normals ~147° apart. A point just
@@ -541,20 +559,7 @@ mod tests {
             p.dot(n_b) < 0.0,
             "the point must be behind the first face's plane"
         );
-        let collider = Collider {
-            name: "roof".into(),
-            shape: Shape::Mesh,
-            static_friction: 0.0,
-            dynamic_friction: 0.0,
-            restitution: 0.0,
-            thickness: 0.0,
-            animation: None,
-            mesh: Some(MeshGeometry {
-                frames: vec![positions.clone()],
-                triangles,
-                fps: 24.0,
-            }),
-        };
+        let collider = mesh_collider(positions.clone(), triangles);
         let pose = MeshPose::new(&collider, 0.0).unwrap();
         let posed = PosedCollider {
             mesh: Some(&pose),
@@ -570,24 +575,10 @@ mod tests {
 
     #[test]
     fn mesh_sign_is_right_beside_edges_and_corners() {
-        // A unit box surface as a mesh. Points far outside but just below the top face's
-        // plane have their nearest point on the top rim edge (or a corner): the top face's
-        // normal alone would call them inside.
+        // A unit box surface as a mesh: signed distances beside its edges and corners, and
+        // inside it.
         let surface = crate::mesh::primitives::box_surface([1.0, 1.0, 1.0], [2, 2, 2]);
-        let collider = Collider {
-            name: "box".into(),
-            shape: Shape::Mesh,
-            static_friction: 0.0,
-            dynamic_friction: 0.0,
-            restitution: 0.0,
-            thickness: 0.0,
-            animation: None,
-            mesh: Some(MeshGeometry {
-                frames: vec![surface.positions.clone()],
-                triangles: surface.triangles(),
-                fps: 24.0,
-            }),
-        };
+        let collider = mesh_collider(surface.positions.clone(), surface.triangles());
         let pose = MeshPose::new(&collider, 0.0).unwrap();
         let posed = PosedCollider {
             mesh: Some(&pose),

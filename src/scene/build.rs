@@ -6,10 +6,6 @@ use super::load::LoadedScene;
 use super::types::{self, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind};
 use crate::animation::{Animation, Key};
 use crate::collision::{Collider, MeshGeometry, Shape};
-use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
-use crate::constraints::dihedral::DihedralConstraint;
-use crate::constraints::distance::DistanceConstraint;
-use crate::constraints::long_range::LongRangeConstraint;
 use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::tet_volume::{tet_volume, TetVolumeConstraint};
 use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
@@ -42,25 +38,12 @@ pub struct Built {
 
 /// Constraints of every kind, gathered object by object before colouring.
 #[derive(Default)]
-pub(crate) struct Constraints {
-    stretch: Vec<DistanceConstraint>,
+struct Constraints {
+    /// The kinds that follow from topology (src/generate.rs).
+    generated: Generated,
     tets: Vec<TetVolumeConstraint>,
-    bending: Vec<DihedralConstraint>,
-    isometric_bending: Vec<IsometricBendingConstraint>,
-    rope_bending: Vec<RopeBendingConstraint>,
-    long_range: Vec<LongRangeConstraint>,
     volumes: Vec<VolumeConstraint>,
     shape_matching: Vec<ShapeMatchingConstraint>,
-}
-
-impl Constraints {
-    fn add(&mut self, generated: Generated) {
-        self.stretch.extend(generated.stretch);
-        self.bending.extend(generated.bending);
-        self.isometric_bending.extend(generated.isometric_bending);
-        self.rope_bending.extend(generated.rope_bending);
-        self.long_range.extend(generated.long_range);
-    }
 }
 
 /// The [`Material`] a constraint table asks for under the scene's solver.
@@ -186,12 +169,12 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
     let inv_mass = &particles.inv_mass;
     let sim = &file.simulation;
     let model = Model {
-        stretch: ConstraintBlock::new(constraints.stretch, inv_mass),
+        stretch: ConstraintBlock::new(constraints.generated.stretch, inv_mass),
         tets: ConstraintBlock::new(constraints.tets, inv_mass),
-        bending: ConstraintBlock::new(constraints.bending, inv_mass),
-        isometric_bending: ConstraintBlock::new(constraints.isometric_bending, inv_mass),
-        rope_bending: ConstraintBlock::new(constraints.rope_bending, inv_mass),
-        long_range: ConstraintBlock::new(constraints.long_range, inv_mass),
+        bending: ConstraintBlock::new(constraints.generated.bending, inv_mass),
+        isometric_bending: ConstraintBlock::new(constraints.generated.isometric_bending, inv_mass),
+        rope_bending: ConstraintBlock::new(constraints.generated.rope_bending, inv_mass),
+        long_range: ConstraintBlock::new(constraints.generated.long_range, inv_mass),
         volumes: constraints.volumes,
         shape_matching: constraints.shape_matching,
         particles,
@@ -280,7 +263,7 @@ impl ObjectPart<'_> {
                 generated.non_manifold
             ));
         }
-        out.add(generated);
+        out.generated.append(generated);
         if let Some(table) = &object.tets {
             if mesh.tets.is_empty() {
                 bail!("{key}.tets: needs a tetrahedral geometry: a TetGen `mesh = \"….node\"` or a `box`");

@@ -228,11 +228,7 @@ fn remake_constraints(model: &mut Model, changed: &BTreeSet<usize>) {
             },
             &tearing.recipe,
         );
-        generated.stretch.extend(made.stretch);
-        generated.bending.extend(made.bending);
-        generated.isometric_bending.extend(made.isometric_bending);
-        generated.rope_bending.extend(made.rope_bending);
-        generated.long_range.extend(made.long_range);
+        generated.append(made);
     }
     let owner = &model.owner;
     let inv_mass = &model.particles.inv_mass;

@@ -25,6 +25,17 @@ fn box_obj(center: [f64; 3], size: [f64; 3]) -> String {
     text
 }
 
+/// `anim/lift.0001.obj` … `lift.0011.obj`: a box starting at `center` that rises 5 cm per
+/// frame file.
+fn write_lift(ws: &Workspace, center: [f64; 3], size: [f64; 3]) {
+    std::fs::create_dir_all(ws.path("anim")).unwrap();
+    for frame in 1..=11 {
+        let lift = 0.05 * (frame - 1) as f64;
+        let at = [center[0], center[1] + lift, center[2]];
+        ws.write(&format!("anim/lift.{frame:04}.obj"), &box_obj(at, size));
+    }
+}
+
 #[test]
 fn cloth_never_ends_inside_a_static_mesh() {
     let ws = Workspace::new();
@@ -57,14 +68,7 @@ fn a_mesh_sequence_is_interpolated_and_carries_what_rests_on_it() {
     // A platform mesh rises 5 cm per frame file (frames 1–11, then held). A particle resting on
     // it rides on its interpolated top at the particle radius.
     let ws = Workspace::new();
-    std::fs::create_dir_all(ws.path("anim")).unwrap();
-    for frame in 1..=11 {
-        let lift = 0.05 * (frame - 1) as f64;
-        ws.write(
-            &format!("anim/lift.{frame:04}.obj"),
-            &box_obj([0.0, 0.1 + lift, 0.0], [1.0, 0.2, 1.0]),
-        );
-    }
+    write_lift(&ws, [0.0, 0.1, 0.0], [1.0, 0.2, 1.0]);
     ws.write("point.obj", "v 0.1 0.205 0.1\n");
     let scene = "[simulation]\nfps = 10.0\nframes = 15\nsubsteps = 20\n[collision]\nthickness = 0.005\n\
                  [[object]]\nname = \"p\"\nmesh = \"point.obj\"\nparticle_mass = 1.0\n\
@@ -117,14 +121,7 @@ fn pins_attached_to_a_mesh_sequence_ride_its_surface() {
     // A flap pinned along the top of a block that rises 5 cm per frame file: the pinned
     // particles keep their offset from the surface and rise with it, then hold.
     let ws = Workspace::new();
-    std::fs::create_dir_all(ws.path("anim")).unwrap();
-    for frame in 1..=11 {
-        let lift = 0.05 * (frame - 1) as f64;
-        ws.write(
-            &format!("anim/lift.{frame:04}.obj"),
-            &box_obj([0.0, 0.25 + lift, 0.0], [0.4, 0.5, 0.4]),
-        );
-    }
+    write_lift(&ws, [0.0, 0.25, 0.0], [0.4, 0.5, 0.4]);
     let scene = "[simulation]\nfps = 10.0\nframes = 14\nsubsteps = 10\n\
                  [[object]]\nname = \"flap\"\ngrid = { size = [0.4, 0.4], resolution = [5, 5] }\n\
                  rotate = [90.0, 0.0, 0.0]\ntranslate = [0.0, 0.3, 0.21]\ndensity = 0.2\n\
