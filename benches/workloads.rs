@@ -8,7 +8,8 @@
 //! Run: `cargo bench --bench workloads`. `XPBD_BENCH_SIZES=64,128` and `XPBD_BENCH_FRAMES=24`
 //! shorten it (the reference figures use all sizes and the scenes' 120 frames);
 //! `XPBD_BENCH_SOFT=0` skips the soft body. Last, the collision-heavy `drape-128` at 2 threads
-//! with and without contacts (`XPBD_BENCH_COLLIDE=0` skips it), for their share of the frame.
+//! with and without contacts (`XPBD_BENCH_COLLIDE=0` skips it), for their share of the frame,
+//! and `scenes/pile.toml` (a cloth folding onto itself) with and without self collision.
 
 use std::path::Path;
 use std::process::Command;
@@ -162,6 +163,22 @@ fn main() {
         print("(no hits)", 2, "none", &without, None);
         println!(
             "{:<10} collisions cost {:.1} % of the simulation time",
+            "",
+            100.0 * (1.0 - without.simulation / with.simulation)
+        );
+        let pile = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pile.toml");
+        let with = run(&pile, 2, &[], frames);
+        print("pile", 2, "none", &with, None);
+        let without = run_with(
+            &pile,
+            2,
+            &[],
+            frames,
+            &["--set", "object.cloth.self_collision=false"],
+        );
+        print("(no self)", 2, "none", &without, None);
+        println!(
+            "{:<10} self collision costs {:.1} % of the simulation time",
             "",
             100.0 * (1.0 - without.simulation / with.simulation)
         );

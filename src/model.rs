@@ -58,6 +58,9 @@ pub struct ObjectLayout {
     pub triangles: Vec<[u32; 3]>,
     /// Whether the object's particles collide with the colliders.
     pub collide: bool,
+    /// Whether the object collides with itself (particle spheres and, where it has
+    /// triangles, point–triangle contacts).
+    pub self_collision: bool,
     pub pinned: usize,
     /// Present when `stretch.tear_strain` is set.
     pub tearing: Option<Tearing>,

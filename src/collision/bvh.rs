@@ -44,11 +44,11 @@ impl Aabb {
 
 #[derive(Debug, Clone)]
 enum Node {
-    Leaf { triangle: u32 },
+    Leaf { item: u32 },
     Inner { children: [usize; 2] },
 }
 
-/// A BVH over triangles, one leaf per triangle.
+/// A BVH over triangles (one leaf per triangle) or over any list of boxes.
 #[derive(Debug, Clone)]
 pub struct Bvh {
     nodes: Vec<Node>,
@@ -66,31 +66,52 @@ pub struct Closest {
 }
 
 impl Bvh {
-    /// Builds the tree by median splits along the longest axis of the centroids.
+    /// A tree over `triangles` (leaf k = triangle k).
     pub fn build(positions: &[DVec3], triangles: &[[u32; 3]]) -> Bvh {
-        let centroids: Vec<DVec3> = triangles
+        let boxes: Vec<(DVec3, DVec3)> = triangles
             .iter()
-            .map(|t| t.iter().map(|&i| positions[i as usize]).sum::<DVec3>() / 3.0)
+            .map(|t| {
+                let b = t
+                    .iter()
+                    .fold(Aabb::EMPTY, |b, &i| b.grow(positions[i as usize]));
+                (b.min, b.max)
+            })
+            .collect();
+        Bvh::over_boxes(&boxes)
+    }
+
+    /// A tree over boxes `(min, max)` (leaf k = box k), by median splits along the longest
+    /// axis of the box centres: O(n log n), so cheap enough to rebuild every substep.
+    pub fn over_boxes(leaf_boxes: &[(DVec3, DVec3)]) -> Bvh {
+        let centres: Vec<DVec3> = leaf_boxes
+            .iter()
+            .map(|&(min, max)| (min + max) * 0.5)
             .collect();
         let mut bvh = Bvh {
-            nodes: Vec::with_capacity(2 * triangles.len()),
+            nodes: Vec::with_capacity(2 * leaf_boxes.len()),
             boxes: Vec::new(),
         };
-        let mut order: Vec<u32> = (0..triangles.len() as u32).collect();
+        let mut order: Vec<u32> = (0..leaf_boxes.len() as u32).collect();
         if !order.is_empty() {
-            bvh.split(&mut order, &centroids);
+            bvh.split(&mut order, &centres);
         }
         bvh.boxes = vec![Aabb::EMPTY; bvh.nodes.len()];
-        bvh.refit(positions, triangles);
+        for index in (0..bvh.nodes.len()).rev() {
+            bvh.boxes[index] = match bvh.nodes[index] {
+                Node::Leaf { item } => {
+                    let (min, max) = leaf_boxes[item as usize];
+                    Aabb { min, max }
+                }
+                Node::Inner { children: [a, b] } => bvh.boxes[a].merge(bvh.boxes[b]),
+            };
+        }
         bvh
     }
 
     fn split(&mut self, order: &mut [u32], centroids: &[DVec3]) -> usize {
         let index = self.nodes.len();
-        if let [triangle] = order {
-            self.nodes.push(Node::Leaf {
-                triangle: *triangle,
-            });
+        if let [item] = order {
+            self.nodes.push(Node::Leaf { item: *item });
             return index;
         }
         self.nodes.push(Node::Inner { children: [0, 0] });
@@ -105,13 +126,14 @@ impl Bvh {
         } else {
             2
         };
-        // Stable sort by centroid, then by index: the same tree on every machine.
-        order.sort_by(|&a, &b| {
+        // Partition by centre, ties by index: a total order, so each side holds the same
+        // items on every machine (and the sides' own order does not matter below).
+        let middle = order.len() / 2;
+        order.select_nth_unstable_by(middle, |&a, &b| {
             centroids[a as usize][axis]
                 .total_cmp(&centroids[b as usize][axis])
                 .then(a.cmp(&b))
         });
-        let middle = order.len() / 2;
         let (left, right) = order.split_at_mut(middle);
         let children = [self.split(left, centroids), self.split(right, centroids)];
         self.nodes[index] = Node::Inner { children };
@@ -123,7 +145,7 @@ impl Bvh {
     pub fn refit(&mut self, positions: &[DVec3], triangles: &[[u32; 3]]) {
         for index in (0..self.nodes.len()).rev() {
             self.boxes[index] = match self.nodes[index] {
-                Node::Leaf { triangle } => triangles[triangle as usize]
+                Node::Leaf { item: triangle } => triangles[triangle as usize]
                     .iter()
                     .fold(Aabb::EMPTY, |b, &i| b.grow(positions[i as usize])),
                 Node::Inner { children: [a, b] } => self.boxes[a].merge(self.boxes[b]),
@@ -150,7 +172,7 @@ impl Bvh {
                 continue;
             }
             match self.nodes[index] {
-                Node::Leaf { triangle } => {
+                Node::Leaf { item: triangle } => {
                     let [a, b, c] = triangles[triangle as usize].map(|i| positions[i as usize]);
                     let (point, weights) = closest_on_triangle(p, a, b, c);
                     let distance_sq = point.distance_squared(p);
@@ -176,6 +198,25 @@ impl Bvh {
             }
         }
         best
+    }
+
+    /// Calls `visit` with every leaf (triangle or box) whose box overlaps `[min, max]`, in
+    /// tree order.
+    pub fn for_each_overlapping(&self, min: DVec3, max: DVec3, mut visit: impl FnMut(u32)) {
+        let mut stack = Vec::with_capacity(64);
+        if !self.nodes.is_empty() {
+            stack.push(0);
+        }
+        while let Some(index) = stack.pop() {
+            let b = &self.boxes[index];
+            if b.min.cmpgt(max).any() || b.max.cmplt(min).any() {
+                continue;
+            }
+            match self.nodes[index] {
+                Node::Leaf { item } => visit(item),
+                Node::Inner { children: [a, b] } => stack.extend([b, a]),
+            }
+        }
     }
 }
 

@@ -16,7 +16,12 @@
 //! capsule (`φ = |p − closest point of segment a–b| − R`).
 
 pub mod bvh;
+pub mod edge_edge;
+pub mod intersections;
 pub mod particles;
+pub mod point_triangle;
+pub mod spatial_hash;
+pub mod stencil;
 
 use crate::animation::{Animation, Pose};
 use glam::DVec3;

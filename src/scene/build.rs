@@ -129,6 +129,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             split_particles: Vec::new(),
             source_vertex: (0..n as u32).collect(),
             collide: object.collide,
+            self_collision: object.self_collision,
             pinned: pinned.iter().filter(|&&p| p).count(),
             tearing: recipe.tear_strain.map(|_| Tearing {
                 recipe,

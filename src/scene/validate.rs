@@ -425,12 +425,6 @@ fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Rep
             );
         }
     }
-    if object.self_collision {
-        report.error(
-            format!("{key}.self_collision"),
-            "self collision is not available in this version yet",
-        );
-    }
 }
 
 fn check_collider(collider: &Collider, key: &str, report: &mut Report) {

@@ -6,10 +6,12 @@
 //! momentum `Σ m v` (free particles; pinned ones are held by the animation); residuals per kind
 //! `max |C|` and `sqrt(mean C²)` in the constraint's units (m, rad, m³); edge strain
 //! `|p1 − p2| / d − 1`, reported as the largest magnitude; penetration is how far a colliding
-//! particle sits inside its contact margin.
+//! particle sits inside its contact margin; self-intersections are counted per object with
+//! `self_collision` as crossing triangle pairs ([`count_crossing_pairs`]).
 
 use super::colouring::ConstraintBlock;
 use super::step::Solver;
+use crate::collision::intersections::count_crossing_pairs;
 use crate::constraints::Constraint;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -30,8 +32,16 @@ pub struct FrameDiagnostics {
     pub residual_rms: BTreeMap<&'static str, f64>,
     pub max_edge_strain: f64,
     pub contacts: usize,
-    /// Pairs of particles of different objects touching in the last substep.
+    /// Pairs of particle spheres (different objects, or self collision) touching in the last
+    /// substep.
     pub particle_contacts: usize,
+    /// Particles touching a self-colliding object's triangle in the last substep.
+    pub triangle_contacts: usize,
+    /// Edges of self-colliding objects touching each other in the last substep.
+    pub edge_contacts: usize,
+    /// Per object with `self_collision`: pairs of its triangles crossing each other.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub self_intersections: BTreeMap<String, usize>,
     pub max_penetration: f64,
     /// Edges torn since the start (`stretch.tear_strain`).
     pub torn_edges: usize,
@@ -193,6 +203,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
     })
     .into_iter()
     .fold(0.0f64, f64::max);
+    let touching = solver.particle_contact_counts();
     FrameDiagnostics {
         kinetic_energy: total.kinetic_energy,
         potential_energy: total.potential_energy,
@@ -202,7 +213,22 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         residual_rms,
         max_edge_strain,
         contacts: solver.contact_count(),
-        particle_contacts: solver.particle_contact_count(),
+        particle_contacts: touching.pairs,
+        triangle_contacts: touching.point_triangle,
+        edge_contacts: touching.edge_edge,
+        self_intersections: model
+            .objects
+            .iter()
+            .filter(|o| o.self_collision)
+            .map(|o| {
+                let triangles: Vec<[u32; 3]> = o
+                    .triangles
+                    .iter()
+                    .map(|t| t.map(|local| o.global(local) as u32))
+                    .collect();
+                (o.name.clone(), count_crossing_pairs(&p.x, &triangles))
+            })
+            .collect(),
         max_penetration: total.max_penetration,
         torn_edges: model
             .objects

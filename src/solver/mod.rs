@@ -2,6 +2,7 @@
 //! ([`parallel`]), the substep ([`step`]) and the per-frame figures ([`diagnostics`]).
 
 pub mod colouring;
+pub mod contacts;
 pub mod diagnostics;
 pub mod parallel;
 pub mod step;

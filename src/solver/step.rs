@@ -23,8 +23,8 @@
 //! as a minimum over the threads' shares, so it does not depend on the thread count.
 
 use super::colouring::ConstraintBlock;
+use super::contacts::ParticleContacts;
 use super::parallel::{share, SharedSlice, SpinBarrier};
-use crate::collision::particles::{find_pairs, resolve_pair};
 use crate::collision::{resolve_contact, Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
@@ -74,11 +74,8 @@ pub struct Solver {
     time: f64,
     /// Per collider, its posed mesh (mesh colliders only).
     mesh_poses: Vec<Option<MeshPose>>,
-    /// Particles of objects that collide with other objects (empty with fewer than two).
-    object_contact_particles: Vec<usize>,
-    /// Candidate pairs of the current substep, and how many touched in it.
-    pairs: Mutex<Vec<[u32; 2]>>,
-    pair_contacts: AtomicUsize,
+    /// Contacts between particles (objects against each other, self collision).
+    particle_contacts: Mutex<ParticleContacts>,
     pool: rayon::ThreadPool,
 }
 
@@ -130,11 +127,8 @@ impl Solver {
                 }
             }
         }
-        let object_contact_particles = object_contact_particles(&model);
         Ok(Solver {
-            object_contact_particles,
-            pairs: Mutex::new(Vec::new()),
-            pair_contacts: AtomicUsize::new(0),
+            particle_contacts: Mutex::new(ParticleContacts::new(&model)),
             mesh_poses,
             model,
             contact_collider: vec![NO_CONTACT; n],
@@ -180,7 +174,7 @@ impl Solver {
         self.contact_collider.resize(n, NO_CONTACT);
         self.contact_normal.resize(n, DVec3::ZERO);
         self.contact_surface.resize(n, DVec3::ZERO);
-        self.object_contact_particles = object_contact_particles(&self.model);
+        self.particle_contacts = Mutex::new(ParticleContacts::new(&self.model));
         let model = &self.model;
         self.collides = (0..n)
             .map(|i| {
@@ -189,9 +183,12 @@ impl Solver {
             .collect();
     }
 
-    /// Pairs of particles of different objects that touched in the last substep.
-    pub fn particle_contact_count(&self) -> usize {
-        self.pair_contacts.load(Ordering::Relaxed)
+    /// Contacts between particles that touched in the last substep.
+    pub fn particle_contact_counts(&self) -> super::contacts::Touching {
+        self.particle_contacts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .touching()
     }
 
     /// Particles that touched a collider in the last substep.
@@ -243,10 +240,12 @@ impl Solver {
         let frame = Frame {
             substeps: range,
             frame_time: self.time,
-            object_contact_particles: &self.object_contact_particles,
-            pairs: &self.pairs,
-            pair_contacts: &self.pair_contacts,
-            owner: &model.owner,
+            has_particle_contacts: !self
+                .particle_contacts
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty(),
+            particle_contacts: &self.particle_contacts,
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
             animated_pins: &self.animated_pins,
@@ -314,17 +313,6 @@ impl Solver {
     }
 }
 
-/// Particles of the objects that collide, when at least two objects do.
-fn object_contact_particles(model: &Model) -> Vec<usize> {
-    let colliding = model.objects.iter().filter(|o| o.collide).count();
-    if colliding < 2 {
-        return Vec::new();
-    }
-    (0..model.particles.len())
-        .filter(|&i| model.objects[model.owner[i] as usize].collide)
-        .collect()
-}
-
 fn out_of_bounds(x: DVec3) -> bool {
     x.abs().max_element() > MAX_ABS_COORDINATE
 }
@@ -360,10 +348,9 @@ struct Frame<'a> {
     substeps: std::ops::Range<usize>,
     /// Simulated time at the start of the frame, seconds.
     frame_time: f64,
-    object_contact_particles: &'a [usize],
-    pairs: &'a Mutex<Vec<[u32; 2]>>,
-    pair_contacts: &'a AtomicUsize,
-    owner: &'a [u32],
+    /// Whether `particle_contacts` has anything to do (it is locked by thread 0 only).
+    has_particle_contacts: bool,
+    particle_contacts: &'a Mutex<ParticleContacts>,
     mesh_poses: &'a [Option<MeshPose>],
     objects: &'a [crate::model::ObjectLayout],
     animated_pins: &'a [(usize, usize, DVec3)],
@@ -423,9 +410,9 @@ impl Frame<'_> {
                 }
                 self.barrier.wait();
             }
-            if !self.object_contact_particles.is_empty() {
+            if self.has_particle_contacts {
                 if t == 0 {
-                    self.find_pairs();
+                    self.find_particle_contacts();
                 }
                 self.barrier.wait();
             }
@@ -438,7 +425,7 @@ impl Frame<'_> {
                 self.solve_block(&self.rope_bending, t, first, h);
                 self.solve_whole_objects(t, first, true, h);
                 self.solve_block(&self.long_range, t, first, h);
-                self.solve_pairs(t, first);
+                self.solve_particle_contacts(t, first);
                 self.solve_contacts(particles.clone(), &posed);
                 self.barrier.wait();
                 if self.has_shape_matching {
@@ -582,38 +569,31 @@ impl Frame<'_> {
         }
     }
 
-    /// Thread 0 lists the particle pairs of different objects near each other.
-    fn find_pairs(&self) {
-        let radius = self.params.particle_radius;
+    /// Thread 0 lists the candidate contacts between particles.
+    fn find_particle_contacts(&self) {
         // SAFETY: read-only; thread 0 alone runs this stage and nobody writes positions in it.
-        let x = unsafe { self.x.as_slice() };
-        let found = find_pairs(
-            x,
-            self.object_contact_particles,
-            self.owner,
-            2.0 * radius,
-            4.0 * radius,
-        );
-        *self.pairs.lock().unwrap_or_else(|e| e.into_inner()) = found;
+        let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
+        let mut contacts = self
+            .particle_contacts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        contacts.find(x, x_prev);
     }
 
-    /// Thread 0 projects the particle pairs, in their fixed order, while the others wait.
-    fn solve_pairs(&self, t: usize, first_iteration: bool) {
-        if self.object_contact_particles.is_empty() {
+    /// Thread 0 projects the contacts between particles, in their fixed order, while the
+    /// others wait.
+    fn solve_particle_contacts(&self, t: usize, first_iteration: bool) {
+        if !self.has_particle_contacts {
             return;
         }
         if t == 0 {
-            let pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
+            let mut contacts = self
+                .particle_contacts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             // SAFETY: thread 0 alone touches the particles in this stage; x_prev is read-only.
             let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
-            let (radius, friction) = (self.params.particle_radius, self.params.particle_friction);
-            let touching = pairs
-                .iter()
-                .filter(|&&pair| resolve_pair(pair, x, x_prev, self.inv_mass, radius, friction))
-                .count();
-            if first_iteration || touching > 0 {
-                self.pair_contacts.store(touching, Ordering::Relaxed);
-            }
+            contacts.solve(x, x_prev, self.inv_mass, first_iteration);
         }
         self.barrier.wait();
     }

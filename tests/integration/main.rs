@@ -11,4 +11,5 @@ mod object_contacts;
 mod output_files;
 mod physics;
 mod scenes;
+mod self_collision;
 mod tearing;
