@@ -113,16 +113,23 @@ fn state_after(scene: &str, threads: usize, frames: usize) -> Vec<u64> {
 fn identical_state_for_thread_counts_beyond_the_cores() {
     // `run` uses at most one thread per core; the solver itself splits colours into any
     // number of shares, and uneven splits (3, 8, 16 threads on a 2-core machine) must not
-    // change a bit either. The tearing sheet changes topology between substeps.
+    // change a bit either. The tearing sheet changes topology between substeps; the folding
+    // strip collides with itself.
     let tearing = "[simulation]\nsubsteps = 10\n[[object]]\nname = \"sheet\"\n\
         grid = { size = [1.0, 1.0], resolution = [16, 16] }\nrotate = [90.0, 0.0, 0.0]\n\
         translate = [0.0, 1.5, 0.0]\ndensity = 0.5\npin_region = { min = [-1.0, 1.9, -1.0], max = [1.0, 2.1, 1.0] }\n\
         stretch = { tear_strain = 0.05 }\nbending = { compliance = 10.0 }\nlong_range = { max_stretch = 1.5 }\n";
-    for scene in [SCENE, tearing] {
-        let reference = state_after(scene, 1, 4);
+    // A strip stood on its edge folds onto itself: self-collision contacts by frame 12.
+    let folding = "[simulation]\nsubsteps = 20\n[collision]\nthickness = 0.006\n[[object]]\n\
+        name = \"strip\"\ngrid = { size = [0.3, 1.0], resolution = [6, 20] }\n\
+        rotate = [90.0, 0.0, 10.0]\ntranslate = [0.0, 0.53, 0.0]\ndensity = 0.2\n\
+        bending = { compliance = 20.0 }\nself_collision = true\n\
+        [[collider]]\nname = \"ground\"\nshape = \"plane\"\n";
+    for (scene, frames) in [(SCENE, 4), (tearing, 4), (folding, 16)] {
+        let reference = state_after(scene, 1, frames);
         for threads in [2, 3, 8, 16] {
             assert!(
-                state_after(scene, threads, 4) == reference,
+                state_after(scene, threads, frames) == reference,
                 "state differs with {threads} threads"
             );
         }
