@@ -1,5 +1,6 @@
-//! `run` and `check`: scene → model → frame loop → files, with progress reporting and the
-//! mapping of every failure to its exit code. Progress output lives here only.
+//! `run`, `check` and `diff`: scene → model → frame loop → files, with progress reporting,
+//! the `diff` report, and the mapping of every outcome and failure to its exit code. Progress
+//! output lives here only.
 
 use crate::cli::{Command, RunArgs};
 use anyhow::{anyhow, Context};
@@ -8,6 +9,7 @@ use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
+use xpbd_sim::diff::{compare_caches, DiffReport, Side};
 use xpbd_sim::model::{kind_counts, Model};
 use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
 use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
@@ -50,11 +52,112 @@ impl Failure {
     }
 }
 
-pub fn dispatch(command: Command) -> Result<(), Failure> {
-    match command {
-        Command::Run(args) => run(&args),
-        Command::Check { scene } => check(&scene),
+/// How a command that did not fail ended; decides the exit code (SPEC §1).
+pub enum Outcome {
+    /// Exit 0.
+    Success,
+    /// `diff` found the caches different and printed its report: exit 1, but not an error.
+    CachesDiffer,
+}
+
+impl Outcome {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Outcome::Success => 0,
+            Outcome::CachesDiffer => 1,
+        }
     }
+}
+
+pub fn dispatch(command: Command) -> Result<Outcome, Failure> {
+    match command {
+        Command::Run(args) => run(&args).map(|()| Outcome::Success),
+        Command::Check { scene } => check(&scene).map(|()| Outcome::Success),
+        Command::Diff {
+            a,
+            b,
+            tolerance,
+            json,
+        } => diff(&a, &b, tolerance, json),
+    }
+}
+
+/// Compares two caches and prints the report (text or JSON) on standard output.
+fn diff(dir_a: &Path, dir_b: &Path, tolerance: f64, json: bool) -> Result<Outcome, Failure> {
+    let report = compare_caches(dir_a, dir_b, tolerance).map_err(Failure::Input)?;
+    let text = if json {
+        let mut text = serde_json::to_string_pretty(&report)
+            .context("cannot encode the diff report")
+            .map_err(Failure::Run)?;
+        text.push('\n');
+        text
+    } else {
+        diff_summary(&report)
+    };
+    use std::io::Write as _;
+    // Ignores a closed pipe (`xpbd-sim diff … | head -1`): the exit code still tells.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(if report.equal {
+        Outcome::Success
+    } else {
+        Outcome::CachesDiffer
+    })
+}
+
+/// The text report: one line per finding, the verdict last.
+fn diff_summary(report: &DiffReport) -> String {
+    let mut lines = Vec::new();
+    let files = |count: usize| format!("{count} file{}", if count == 1 { "" } else { "s" });
+    let compared = format!("compared {}", files(report.files_compared));
+    lines.push(match &report.worst {
+        None => format!("{compared}: no vertex compared"),
+        Some(worst) => {
+            let place = match (&worst.object, worst.frame) {
+                (Some(object), Some(frame)) => format!("frame {frame}, object {object}, "),
+                _ => String::new(),
+            };
+            format!(
+                "{compared}: worst distance {} m at {place}vertex {} ({})",
+                worst.distance, worst.vertex, worst.file
+            )
+        }
+    });
+    if report.files_over_tolerance > 0 {
+        lines.push(format!(
+            "beyond {} m: {} of {}",
+            report.tolerance,
+            report.files_over_tolerance,
+            files(report.files_compared)
+        ));
+    }
+    for file in &report.only_in_a {
+        lines.push(format!("only in A: {file}"));
+    }
+    for file in &report.only_in_b {
+        lines.push(format!("only in B: {file}"));
+    }
+    for change in &report.topology_changes {
+        lines.push(format!(
+            "topology changed: {} ({})",
+            change.file, change.reason
+        ));
+    }
+    for file in &report.unreadable {
+        let side = match file.side {
+            Side::A => "A",
+            Side::B => "B",
+        };
+        lines.push(format!(
+            "unreadable in {side}: {} ({})",
+            file.file, file.error
+        ));
+    }
+    lines.push(if report.equal {
+        format!("caches equal within {} m", report.tolerance)
+    } else {
+        "caches differ".to_string()
+    });
+    lines.join("\n") + "\n"
 }
 
 /// A scene read, validated and built into a model.

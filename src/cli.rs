@@ -9,8 +9,8 @@ use xpbd_sim::scene::types::Format;
 /// Reads a TOML scene, simulates it frame by frame and writes one OBJ/PLY file per object per
 /// frame plus a JSON Lines stats log. The same scene gives byte-identical files on every run.
 ///
-/// Exit codes: 0 success, 1 the run failed after it started (diverged, disk error),
-/// 2 bad command line or invalid scene (nothing is written).
+/// Exit codes: 0 success, 1 the run failed after it started (diverged, disk error) or `diff`
+/// found the caches different, 2 bad command line or invalid scene (nothing is written).
 #[derive(Debug, Parser)]
 #[command(name = "xpbd-sim", version, about, long_about)]
 pub struct Cli {
@@ -29,6 +29,35 @@ pub enum Command {
     Check {
         /// The scene file (TOML).
         scene: PathBuf,
+    },
+    /// Compare two caches frame file by frame file: the worst vertex distance (frame, object,
+    /// vertex), files on one side only, topology changes and unreadable files.
+    ///
+    /// Compares the *.obj and *.ply files with the same name in both directories (not
+    /// sub-directories; the stats log and other files are ignored), vertex k against vertex k.
+    ///
+    /// Exit codes: 0 equal within the tolerance, 1 the caches differ, 2 bad command line.
+    ///
+    /// Example: xpbd-sim diff golden/ new/ --tolerance 1e-6
+    Diff {
+        /// The first cache directory (e.g. the golden one).
+        #[arg(value_name = "DIR_A")]
+        a: PathBuf,
+        /// The second cache directory, compared with the first.
+        #[arg(value_name = "DIR_B")]
+        b: PathBuf,
+        /// Largest distance between a vertex and its counterpart still counted as equal, in
+        /// metres; 0 asks for identical positions.
+        #[arg(
+            long,
+            value_name = "METRES",
+            default_value_t = 0.0,
+            allow_negative_numbers = true
+        )]
+        tolerance: f64,
+        /// Print the report as JSON on standard output (schema in docs/diff.md).
+        #[arg(long)]
+        json: bool,
     },
 }
 

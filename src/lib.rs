@@ -3,10 +3,12 @@
 //! Data flows one way: TOML text → validated scene ([`scene`]) → model ([`model`]: particles,
 //! coloured constraints, colliders) → frame loop ([`solver`]) → frame snapshot → writers
 //! ([`output`]). The solver never knows about files; the writers never know about constraints.
+//! [`diff`] reads two such caches back and compares them.
 
 pub mod animation;
 pub mod collision;
 pub mod constraints;
+pub mod diff;
 pub mod generate;
 pub mod mesh;
 pub mod model;

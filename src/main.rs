@@ -1,5 +1,6 @@
 //! `xpbd-sim`: parses the command line, runs the command and maps its result to an exit code
-//! (0 ok, 1 failed after start, 2 bad input). Nothing else lives here.
+//! (0 ok, 1 failed after start or `diff` found differences, 2 bad input). Nothing else lives
+//! here.
 
 mod app;
 mod cli;
@@ -19,7 +20,7 @@ fn main() -> ExitCode {
     }));
     let cli = cli::Cli::parse();
     match std::panic::catch_unwind(|| app::dispatch(cli.command)) {
-        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Ok(outcome)) => ExitCode::from(outcome.exit_code()),
         Ok(Err(failure)) => {
             let _ = writeln!(std::io::stderr(), "error: {:#}", failure.error());
             ExitCode::from(failure.exit_code())

@@ -6,6 +6,7 @@ mod bad_input;
 mod common;
 mod constraint_kinds;
 mod determinism;
+mod diff;
 mod mesh_colliders;
 mod object_contacts;
 mod output_files;
