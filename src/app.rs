@@ -3,6 +3,7 @@
 //! output lives here only.
 
 use crate::cli::{Command, RunArgs};
+use crate::signals::StopRequests;
 use anyhow::{anyhow, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -11,6 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 use xpbd_sim::diff::{compare_caches, DiffReport, Side};
 use xpbd_sim::model::{kind_counts, Model};
+use xpbd_sim::output::checkpoint;
+use xpbd_sim::output::durable::check_writable;
 use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
 use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
 use xpbd_sim::output::writer::BackgroundWriter;
@@ -36,6 +39,8 @@ pub enum Failure {
     Input(anyhow::Error),
     /// Failed after it started (divergence, I/O): exit 1.
     Run(anyhow::Error),
+    /// Stopped by a signal after writing a checkpoint: exit 128 + the signal number.
+    Stopped(anyhow::Error, u8),
 }
 
 impl Failure {
@@ -43,11 +48,12 @@ impl Failure {
         match self {
             Failure::Input(_) => 2,
             Failure::Run(_) => 1,
+            Failure::Stopped(_, code) => *code,
         }
     }
     pub fn error(&self) -> &anyhow::Error {
         match self {
-            Failure::Input(e) | Failure::Run(e) => e,
+            Failure::Input(e) | Failure::Run(e) | Failure::Stopped(e, _) => e,
         }
     }
 }
@@ -342,6 +348,18 @@ struct RunRecord<'a> {
     start_time: String,
 }
 
+/// The record a resumed run appends after the kept records of the interrupted one.
+#[derive(Serialize)]
+struct ResumeRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    checkpoint: String,
+    /// The last frame the checkpoint holds; the run continues with the next.
+    after_frame: u64,
+    threads: usize,
+    start_time: String,
+}
+
 #[derive(Serialize)]
 struct ObjectCount {
     name: String,
@@ -443,37 +461,6 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         n => n,
     };
 
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("cannot create output directory {}", out_dir.display()))
-        .map_err(Failure::Run)?;
-    let mut stats = StatsLog::create(&out_dir.join(&file.output.stats)).map_err(Failure::Run)?;
-    let model = built.model;
-    let run_record = RunRecord {
-        kind: "run",
-        version: env!("CARGO_PKG_VERSION"),
-        scene: scene.path.display().to_string(),
-        scene_sha256: &scene.sha256,
-        output_dir: out_dir.display().to_string(),
-        settings: file,
-        threads,
-        particles: model.particles.len(),
-        objects: model
-            .objects
-            .iter()
-            .map(|o| ObjectCount {
-                name: o.name.clone(),
-                particles: o.particles.len(),
-            })
-            .collect(),
-        constraints: kind_counts(&model).into_iter().collect(),
-        start_time: rfc3339_utc(
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-        ),
-    };
-    stats.write(&run_record).map_err(Failure::Run)?;
-
     let files = FrameWriter::new(FrameOptions {
         dir: out_dir.clone(),
         formats: file.output.formats.clone(),
@@ -482,19 +469,127 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         velocities: file.output.velocities,
         up_axis: file.output.up_axis,
     });
-    let objects = model.objects.clone();
+    let settings_json = serde_json::to_value(file)
+        .context("cannot encode the settings")
+        .map_err(Failure::Run)?;
+    let fingerprint = checkpoint::fingerprint(&settings_json, &scene.sha256);
+    let frames = file.simulation.frames;
+    let start_frame = file.simulation.start_frame;
+    let stats_path = out_dir.join(&file.output.stats);
+    let model = built.model;
+    let constraint_counts = kind_counts(&model).into_iter().collect();
+    let object_counts: Vec<ObjectCount> = model
+        .objects
+        .iter()
+        .map(|o| ObjectCount {
+            name: o.name.clone(),
+            particles: o.particles.len(),
+        })
+        .collect();
+    let particle_count = model.particles.len();
     let mut solver = Solver::new(model, threads).map_err(Failure::Run)?;
+    // With --resume: the checkpoint to continue from, checked before anything is written.
+    let resumed = if args.resume {
+        let found = checkpoint::newest_usable(&out_dir, &fingerprint, |frame| {
+            (start_frame..=frame).all(|f| files.frame_on_disk(&solver.model.objects, f))
+        })
+        .map_err(Failure::Input)?;
+        let Some((path, frame, state)) = found else {
+            return Err(Failure::Input(anyhow!(
+                "nothing to resume in {}: no checkpoint whose frames are all on disk (checkpoints \
+                 are written every output.checkpoint_every = {} frames into {})",
+                out_dir.display(),
+                file.output.checkpoint_every,
+                checkpoint::directory(&out_dir).display()
+            )));
+        };
+        solver
+            .restore_state(&state)
+            .with_context(|| format!("checkpoint {} does not fit this scene", path.display()))
+            .map_err(Failure::Input)?;
+        Some((path, frame))
+    } else {
+        None
+    };
+
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create output directory {}", out_dir.display()))
+        .map_err(Failure::Run)?;
+    check_writable(&out_dir).map_err(Failure::Run)?;
+    let start_time = rfc3339_utc(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    );
+    let stats = match &resumed {
+        Some((path, frame)) => {
+            let mut stats = StatsLog::resume(&stats_path, *frame).map_err(Failure::Run)?;
+            let record = ResumeRecord {
+                kind: "resume",
+                checkpoint: path.display().to_string(),
+                after_frame: *frame,
+                threads,
+                start_time,
+            };
+            stats.write(&record).map_err(Failure::Run)?;
+            stats
+        }
+        None => {
+            let mut stats = StatsLog::create(&stats_path).map_err(Failure::Run)?;
+            let run_record = RunRecord {
+                kind: "run",
+                version: env!("CARGO_PKG_VERSION"),
+                scene: scene.path.display().to_string(),
+                scene_sha256: &scene.sha256,
+                output_dir: out_dir.display().to_string(),
+                settings: file,
+                threads,
+                particles: particle_count,
+                objects: object_counts,
+                constraints: constraint_counts,
+                start_time,
+            };
+            stats.write(&run_record).map_err(Failure::Run)?;
+            stats
+        }
+    };
+    let stop_requests = StopRequests::install()
+        .context("cannot install the signal handlers")
+        .map_err(Failure::Run)?;
+
+    let objects = solver.model.objects.clone();
     let mut writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
     let setup = start.elapsed();
     let mut simulation = Duration::ZERO;
-    let frames = file.simulation.frames;
-    let start_frame = file.simulation.start_frame;
+    let first_index = resumed
+        .as_ref()
+        .map_or(0, |(_, frame)| frame + 1 - start_frame);
     let mut progress = Progress::new(frames, args.quiet);
     let mut simulated = 0u64;
     let mut diverged = None;
-    let mut sent_version = 0u64;
-    for index in 0..frames {
+    let mut stopped = None;
+    let mut checkpoint_error = None;
+    let mut sent_version: u64 = solver
+        .model
+        .objects
+        .iter()
+        .map(|o| o.topology_version)
+        .sum();
+    let every = file.output.checkpoint_every;
+    for index in first_index..frames {
         let frame = start_frame + index;
+        if index > first_index {
+            if let Some(signal) = stop_requests.requested() {
+                // The state is the end of the frame before: checkpoint it and stop.
+                if let Err(e) =
+                    checkpoint::write(&out_dir, &fingerprint, frame - 1, &solver.state_bytes())
+                {
+                    checkpoint_error = Some(e);
+                }
+                stopped = Some((signal, frame - 1));
+                break;
+            }
+        }
         let frame_start = Instant::now();
         if index > 0 {
             if let Err(d) = solver.step_frame() {
@@ -528,6 +623,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             break; // the writer stopped on an I/O error; `finish` tells which
         }
         progress.frame_done(index + 1);
+        if every > 0 && (index + 1) % every == 0 && index + 1 < frames {
+            if let Err(e) = checkpoint::write(&out_dir, &fingerprint, frame, &solver.state_bytes())
+            {
+                checkpoint_error = Some(e);
+                break;
+            }
+        }
     }
     progress.finish();
     let waited = writer.waited;
@@ -559,10 +661,21 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         ),
         peak_memory_bytes: peak_memory_bytes(),
     };
-    if let Some(error) = report.error {
+    if let Some(error) = report.error.or(checkpoint_error) {
         let message = format!("{error:#} ({written} whole frames were written before it)");
         let _ = stats.write(&summary("io_error", Some(message.clone()), None));
         return Err(Failure::Run(anyhow!(message)));
+    }
+    if let Some((signal, frame)) = stopped {
+        let message = format!(
+            "stopped by {} after frame {frame}; a checkpoint is in {}: continue with \
+             `xpbd-sim run {} --resume` and the same output directory",
+            signal.name(),
+            checkpoint::directory(&out_dir).display(),
+            args.scene.display()
+        );
+        let _ = stats.write(&summary("interrupted", Some(message.clone()), None));
+        return Err(Failure::Stopped(anyhow!(message), signal.exit_code()));
     }
     if let Some((frame, d)) = diverged {
         let message = format!(

@@ -82,6 +82,11 @@ pub struct RunArgs {
     /// `object.cloth.bending.compliance=1e-4` (objects and colliders by name). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Continue an interrupted run from its newest checkpoint whose frames are all on disk
+    /// (same scene, same settings, same output directory; any --threads). The finished
+    /// cache is byte-identical to an uninterrupted run's.
+    #[arg(long)]
+    pub resume: bool,
     /// Print errors only (no progress, no warnings, no summary).
     #[arg(long)]
     pub quiet: bool,

@@ -4,6 +4,7 @@
 
 mod app;
 mod cli;
+mod signals;
 
 use clap::Parser;
 use std::io::Write;

@@ -6,16 +6,16 @@
 //! `up_axis = "z"` writes `(x, −z, y)`, the usual Y-up → Z-up conversion. When an object tears
 //! its vertices split: the new ones follow the others, and PLY carries an `id` per vertex (the
 //! input vertex it came from) so DCC tools can follow points. Every file is written
-//! under a temporary name and renamed into place, so a file under its final name is whole.
+//! crash-safely ([`super::durable`]): a file under its final name is whole.
 
+use super::durable::write_atomically;
 use super::naming;
 use crate::mesh::vertex_normals;
 use crate::model::ObjectLayout;
 use crate::scene::types::{Format, UpAxis};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use glam::DVec3;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What to write for every frame.
 #[derive(Debug, Clone)]
@@ -88,6 +88,17 @@ impl FrameWriter {
         &self.options
     }
 
+    /// Whether every file of frame `frame` (each object, each format) exists.
+    pub fn frame_on_disk(&self, objects: &[ObjectLayout], frame: u64) -> bool {
+        objects.iter().all(|object| {
+            let stem = naming::render(&self.options.name_template, &object.name, frame);
+            self.options.formats.iter().all(|format| {
+                let name = format!("{stem}.{}", format.extension());
+                self.options.dir.join(name).is_file()
+            })
+        })
+    }
+
     /// Writes every object as frame number `frame` from the positions `x` and velocities `v`
     /// of all particles; returns the bytes written.
     pub fn write_frame(
@@ -152,22 +163,6 @@ impl FrameWriter {
         }
         Ok(bytes)
     }
-}
-
-/// Writes `contents` to `path` through a temporary file in the same directory and a rename.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("frame");
-    let temporary = path.with_file_name(format!(".{file_name}.tmp"));
-    let result = std::fs::File::create(&temporary)
-        .and_then(|mut file| {
-            file.write_all(contents)?;
-            file.flush()
-        })
-        .and_then(|()| std::fs::rename(&temporary, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result.with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn push_f32(out: &mut Vec<u8>, value: f32, ryu: &mut ryu::Buffer) {

@@ -1,6 +1,10 @@
 //! Writers: frame files ([`frame`]: OBJ, PLY), the stats log ([`stats`]), output naming
-//! ([`naming`]) and the background thread that writes them while the solver runs ([`writer`]).
+//! ([`naming`]), checkpoints for `--resume` ([`checkpoint`]), crash-safe file writes
+//! ([`durable`]) and the background thread that writes frames while the solver runs
+//! ([`writer`]).
 
+pub mod checkpoint;
+pub mod durable;
 pub mod frame;
 pub mod naming;
 pub mod stats;

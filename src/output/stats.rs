@@ -24,6 +24,38 @@ impl StatsLog {
         })
     }
 
+    /// Reopens the log of an interrupted run for `--resume`: keeps its `run` and `resume`
+    /// records and the `frame` records up to `last_frame` (rewritten crash-safely), then
+    /// appends after them.
+    pub fn resume(path: &Path, last_frame: u64) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {} to resume it", path.display()))?;
+        let mut kept = String::new();
+        for line in text.lines() {
+            let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue; // a line cut short by the kill
+            };
+            let keep = match record["type"].as_str() {
+                Some("run") | Some("resume") => true,
+                Some("frame") => record["frame"].as_u64().is_some_and(|f| f <= last_frame),
+                _ => false,
+            };
+            if keep {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+        super::durable::write_atomically(path, kept.as_bytes())?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(StatsLog {
+            path: path.to_path_buf(),
+            file: BufWriter::new(file),
+        })
+    }
+
     /// Appends one record as a line and flushes it to the file.
     pub fn write<T: Serialize>(&mut self, record: &T) -> Result<()> {
         self.write_line(&to_line(record)?)

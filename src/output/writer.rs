@@ -10,7 +10,7 @@
 use super::frame::FrameWriter;
 use super::stats::StatsLog;
 use crate::model::ObjectLayout;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use glam::DVec3;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -119,7 +119,8 @@ fn write_loop(
         let start = Instant::now();
         let written = files
             .write_frame(&objects, &snapshot.x, &snapshot.v, snapshot.frame)
-            .and_then(|b| stats.write_line(&snapshot.stats_line).map(|()| b));
+            .and_then(|b| stats.write_line(&snapshot.stats_line).map(|()| b))
+            .with_context(|| format!("frame {}", snapshot.frame));
         busy += start.elapsed();
         match written {
             Ok(b) => {

@@ -5,5 +5,6 @@ pub mod colouring;
 pub mod contacts;
 pub mod diagnostics;
 pub mod parallel;
+pub mod state;
 pub mod step;
 pub mod tearing;

@@ -147,6 +147,11 @@ impl Solver {
         self.time
     }
 
+    /// Sets the simulated time (restoring a checkpoint).
+    pub(crate) fn set_time(&mut self, time: f64) {
+        self.time = time;
+    }
+
     /// Every collider posed at the current time (mesh colliders with their mesh).
     pub fn posed_colliders(&self) -> Vec<PosedCollider<'_>> {
         self.model

@@ -209,7 +209,7 @@ fn split_vertex(model: &mut Model, object_index: usize, v: u32) {
 }
 
 /// Makes the topology-derived constraints of the `changed` objects again and recolours.
-fn remake_constraints(model: &mut Model, changed: &BTreeSet<usize>) {
+pub(super) fn remake_constraints(model: &mut Model, changed: &BTreeSet<usize>) {
     let mut generated = Generated::default();
     for &k in changed {
         let object = &model.objects[k];
@@ -233,10 +233,15 @@ fn remake_constraints(model: &mut Model, changed: &BTreeSet<usize>) {
     let owner = &model.owner;
     let inv_mass = &model.particles.inv_mass;
     let keep = |first: u32| !changed.contains(&(owner[first as usize] as usize));
+    // Items stay grouped by object in object order (a stable sort), as the build made them:
+    // the block, and so its colouring and solve order, is then a function of the current
+    // topology alone, not of the order tears happened in — which `--resume` relies on when it
+    // remakes every torn object's constraints at once.
     fn rebuild<const N: usize, K: crate::constraints::Constraint<N> + Clone>(
         block: &mut ConstraintBlock<K>,
         keep: &dyn Fn(u32) -> bool,
         made: Vec<K>,
+        owner: &[u32],
         inv_mass: &[f64],
     ) {
         let mut items: Vec<K> = block
@@ -246,23 +251,29 @@ fn remake_constraints(model: &mut Model, changed: &BTreeSet<usize>) {
             .cloned()
             .collect();
         items.extend(made);
+        items.sort_by_key(|c| owner[c.particles()[0] as usize]);
         *block = ConstraintBlock::new(items, inv_mass);
     }
-    rebuild(&mut model.stretch, &keep, generated.stretch, inv_mass);
-    rebuild(&mut model.bending, &keep, generated.bending, inv_mass);
+    let made = generated;
+    rebuild(&mut model.stretch, &keep, made.stretch, owner, inv_mass);
+    rebuild(&mut model.bending, &keep, made.bending, owner, inv_mass);
+    let isometric = made.isometric_bending;
     rebuild(
         &mut model.isometric_bending,
         &keep,
-        generated.isometric_bending,
+        isometric,
+        owner,
         inv_mass,
     );
+    let rope = made.rope_bending;
+    rebuild(&mut model.rope_bending, &keep, rope, owner, inv_mass);
     rebuild(
-        &mut model.rope_bending,
+        &mut model.long_range,
         &keep,
-        generated.rope_bending,
+        made.long_range,
+        owner,
         inv_mass,
     );
-    rebuild(&mut model.long_range, &keep, generated.long_range, inv_mass);
 }
 
 /// Whether `[a, b]` can (still) tear in `object` (for tests).

@@ -7,19 +7,27 @@ use xpbd_sim::scene::build::build;
 use xpbd_sim::scene::load::{parse, LoadedScene};
 use xpbd_sim::solver::step::Solver;
 
-/// Every file of a cache except the stats log (which holds wall-clock timings), by name.
+/// Every file of a cache except the stats log (which holds wall-clock timings), by name,
+/// checkpoints (`checkpoints/…`, the solver's whole state) included.
 fn cache_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap() != "stats.jsonl")
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().to_string(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect()
+    let mut files = BTreeMap::new();
+    for sub in ["", "checkpoints"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        for path in entries.map(|e| e.unwrap().path()) {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_file() && name != "stats.jsonl" {
+                let key = if sub.is_empty() {
+                    name
+                } else {
+                    format!("{sub}/{name}")
+                };
+                files.insert(key, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
 }
 
 /// Stats frame records without their timings.
@@ -62,7 +70,8 @@ fn identical_bytes_for_every_run_and_thread_count() {
     let reference = Workspace::new();
     reference.run_ok(SCENE, &["--threads", "1"]);
     let expected = cache_files(&reference.out());
-    assert_eq!(expected.len(), 12 * 6 * 2);
+    // OBJ and PLY for 12 frames of 6 objects, and the checkpoint after frame 10.
+    assert_eq!(expected.len(), 12 * 6 * 2 + 1);
     let expected_stats = stats_without_timings(&reference.out());
     for threads in ["1", "2", "3", "8", "16"] {
         let ws = Workspace::new();

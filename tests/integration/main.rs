@@ -11,6 +11,7 @@ mod mesh_colliders;
 mod object_contacts;
 mod output_files;
 mod physics;
+mod robustness;
 mod scenes;
 mod self_collision;
 mod tearing;

@@ -1,0 +1,222 @@
+//! Checkpoint files for `run --resume` (SPEC §4): the solver's state after a frame, written
+//! crash-safely into `DIR/checkpoints/frame.NNNNNN.ckpt` every `output.checkpoint_every`
+//! frames (the two newest are kept).
+//!
+//! Layout, little-endian:
+//!
+//! | bytes | what |
+//! | --- | --- |
+//! | 8 | magic `XPBDCKPT` |
+//! | 4 | format version (1) |
+//! | 4 + n | program version (`CARGO_PKG_VERSION`), length-prefixed UTF-8 |
+//! | 32 | scene fingerprint: SHA-256 of the resolved scene settings, see [`fingerprint`] |
+//! | 8 | frame number the state is the end of |
+//! | 8 + n | the solver state ([`crate::solver::state`]), length-prefixed |
+//! | 32 | SHA-256 of everything before it |
+//!
+//! Reading checks, in order: the magic (not a checkpoint), the checksum and length (corrupt
+//! or truncated), the format and program version (written by another version), the scene
+//! fingerprint (another scene or other settings); each refusal says which.
+
+use super::durable::write_atomically;
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"XPBDCKPT";
+const FORMAT: u32 = 1;
+/// Checkpoints kept: the newest may point past the frames on disk (the writer runs one
+/// frame behind), so the one before it stays too.
+const KEEP: usize = 2;
+
+/// The folder checkpoints live in, inside the output directory.
+pub fn directory(out_dir: &Path) -> PathBuf {
+    out_dir.join("checkpoints")
+}
+
+fn file_name(frame: u64) -> String {
+    format!("frame.{frame:06}.ckpt")
+}
+
+/// A fingerprint of everything that decides the simulation's result: the resolved scene
+/// settings as JSON, except `simulation.frames` (a resumed run may go further) and
+/// `simulation.threads` (the result does not depend on it), plus the scene file's SHA-256
+/// (meshes are read through it).
+pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8; 32] {
+    let mut settings = settings_json.clone();
+    if let Some(simulation) = settings
+        .get_mut("simulation")
+        .and_then(|s| s.as_object_mut())
+    {
+        simulation.remove("frames");
+        simulation.remove("threads");
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(settings.to_string().as_bytes());
+    hasher.update(scene_sha256.as_bytes());
+    hasher.finalize().into()
+}
+
+/// Writes the state after `frame` and removes checkpoints older than the newest [`KEEP`].
+pub fn write(out_dir: &Path, fingerprint: &[u8; 32], frame: u64, state: &[u8]) -> Result<()> {
+    let dir = directory(out_dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let version = env!("CARGO_PKG_VERSION").as_bytes();
+    let mut bytes = Vec::with_capacity(state.len() + 128);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&FORMAT.to_le_bytes());
+    bytes.extend_from_slice(&(version.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(version);
+    bytes.extend_from_slice(fingerprint);
+    bytes.extend_from_slice(&frame.to_le_bytes());
+    bytes.extend_from_slice(&(state.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(state);
+    let checksum: [u8; 32] = Sha256::digest(&bytes).into();
+    bytes.extend_from_slice(&checksum);
+    write_atomically(&dir.join(file_name(frame)), &bytes)?;
+    for (_, old) in list(out_dir)?.into_iter().skip(KEEP) {
+        let _ = std::fs::remove_file(old);
+    }
+    Ok(())
+}
+
+/// Checkpoint files in `out_dir`, newest first, with the frame their name gives.
+pub fn list(out_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let dir = directory(out_dir);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .path();
+        let frame: Option<u64> = path.file_name().and_then(|n| n.to_str()).and_then(|n| {
+            n.strip_prefix("frame.")?
+                .strip_suffix(".ckpt")?
+                .parse()
+                .ok()
+        });
+        if let Some(frame) = frame {
+            found.push((frame, path));
+        }
+    }
+    found.sort_by_key(|c| std::cmp::Reverse(c.0));
+    Ok(found)
+}
+
+/// The newest checkpoint whose frames are all on disk (`frames_on_disk(frame)`), read and
+/// checked: its path, frame and solver state. A checkpoint that fails its checks is an
+/// error naming it and why; `None` when there is none to resume from.
+pub fn newest_usable(
+    out_dir: &Path,
+    fingerprint: &[u8; 32],
+    frames_on_disk: impl Fn(u64) -> bool,
+) -> Result<Option<(PathBuf, u64, Vec<u8>)>> {
+    for (frame, path) in list(out_dir)? {
+        if !frames_on_disk(frame) {
+            continue;
+        }
+        let (stored_frame, state) = read(&path, fingerprint)?;
+        if stored_frame != frame {
+            bail!(
+                "checkpoint {} refused: its name says frame {frame} but it holds frame {stored_frame}",
+                path.display()
+            );
+        }
+        return Ok(Some((path, frame, state)));
+    }
+    Ok(None)
+}
+
+/// Reads and checks a checkpoint; returns its frame and the solver state.
+pub fn read(path: &Path, fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    parse(&bytes, fingerprint).with_context(|| format!("checkpoint {} refused", path.display()))
+}
+
+fn parse(bytes: &[u8], fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        bail!("not an xpbd-sim checkpoint");
+    }
+    if bytes.len() < MAGIC.len() + 4 + 4 + 32 + 8 + 8 + 32 {
+        bail!("truncated ({} bytes)", bytes.len());
+    }
+    let (body, checksum) = bytes.split_at(bytes.len() - 32);
+    let take = |at: &mut usize, n: usize| -> Result<&[u8]> {
+        let slice = body.get(*at..*at + n).context("truncated")?;
+        *at += n;
+        Ok(slice)
+    };
+    let mut at = MAGIC.len();
+    let format = u32::from_le_bytes(take(&mut at, 4)?.try_into()?);
+    let version_length = u32::from_le_bytes(take(&mut at, 4)?.try_into()?) as usize;
+    let version = take(&mut at, version_length)
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .unwrap_or_default();
+    let stored_fingerprint = take(&mut at, 32).map(<[u8]>::to_vec).unwrap_or_default();
+    let frame = take(&mut at, 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    let state_length = take(&mut at, 8).map(|b| u64::from_le_bytes(b.try_into().expect("8")));
+    let complete = matches!(state_length, Ok(n) if n == (body.len() - at.min(body.len())) as u64);
+    if !complete {
+        bail!("truncated or padded: its length does not match what it declares");
+    }
+    if Sha256::digest(body).as_slice() != checksum {
+        bail!("corrupt: the checksum does not match its contents");
+    }
+    let ours = env!("CARGO_PKG_VERSION");
+    if format != FORMAT || version != ours {
+        bail!("written by xpbd-sim {version} (checkpoint format {format}); this is xpbd-sim {ours} (format {FORMAT})");
+    }
+    if stored_fingerprint != fingerprint {
+        bail!("of another scene or other settings (the scene, a mesh or a --set value changed since it was written)");
+    }
+    Ok((frame?, body[at..].to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(dir: &Path, frame: u64) -> Vec<u8> {
+        write(dir, &[7; 32], frame, b"state bytes").unwrap();
+        std::fs::read(directory(dir).join(file_name(frame))).unwrap()
+    }
+
+    #[test]
+    fn round_trip_and_every_refusal_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = written(dir.path(), 10);
+        assert_eq!(
+            parse(&bytes, &[7; 32]).unwrap(),
+            (10, b"state bytes".to_vec())
+        );
+        let refusal = |b: &[u8], f: &[u8; 32]| format!("{:#}", parse(b, f).unwrap_err());
+        assert!(refusal(&bytes, &[8; 32]).contains("another scene"));
+        let mut flipped = bytes.clone();
+        flipped[70] ^= 1;
+        assert!(refusal(&flipped, &[7; 32]).contains("corrupt"));
+        assert!(refusal(&bytes[..bytes.len() - 5], &[7; 32]).contains("truncated"));
+        assert!(refusal(b"PK\x03\x04 something else", &[7; 32]).contains("not an xpbd-sim"));
+        // Another version: rewrite the version string and the checksum.
+        let mut other = bytes.clone();
+        let at = MAGIC.len() + 8;
+        other[at] = b'9';
+        let body_len = other.len() - 32;
+        let checksum: [u8; 32] = Sha256::digest(&other[..body_len]).into();
+        other[body_len..].copy_from_slice(&checksum);
+        assert!(refusal(&other, &[7; 32]).contains("written by xpbd-sim 9"));
+    }
+
+    #[test]
+    fn only_the_two_newest_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        for frame in [5, 10, 15] {
+            written(dir.path(), frame);
+        }
+        let frames: Vec<u64> = list(dir.path()).unwrap().iter().map(|c| c.0).collect();
+        assert_eq!(frames, vec![15, 10]);
+    }
+}

@@ -1,0 +1,104 @@
+//! Crash-safe files (SPEC §3, §4): a file under its final name is always whole, survives a
+//! power cut once the call returned, and a planted symlink can never redirect a write.
+//!
+//! 1. The contents go to `.NAME.tmp` beside the final name. Any file or symlink already
+//!    there is removed first (`unlink` removes a symlink, never its target), and the
+//!    temporary file is created with `O_CREAT | O_EXCL`, which fails rather than follow a
+//!    symlink planted in between.
+//! 2. `fsync` the temporary file, then `close` it and check close's result (std's `File`
+//!    drops close errors; some file systems report deferred write errors only there).
+//! 3. `rename` it over the final name: atomic on POSIX file systems, and it replaces a
+//!    symlink under the final name instead of writing through it.
+//! 4. `fsync` the directory, so the rename itself is on disk.
+
+use anyhow::{Context, Result};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::IntoRawFd;
+use std::path::Path;
+
+/// Writes `contents` to `path` crash-safely (see the module notes).
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let temporary = path.with_file_name(format!(".{file_name}.tmp"));
+    let result = write_new_file(&temporary, contents)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .and_then(|()| sync_directory(path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Creates `path` afresh (never through a symlink), writes, syncs and closes it, checking
+/// every step.
+fn write_new_file(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    file.write_all(contents)?;
+    file.sync_all()?;
+    close(file)
+}
+
+/// Closes `file` and reports close's error, which `Drop` would ignore.
+fn close(file: File) -> std::io::Result<()> {
+    let fd = file.into_raw_fd();
+    // SAFETY: `fd` came from `into_raw_fd`, so nothing else owns or closes it.
+    if unsafe { libc::close(fd) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// `fsync`s the directory holding `path`, making a rename or creation in it durable.
+pub fn sync_directory(path: &Path) -> std::io::Result<()> {
+    let directory = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(directory)?.sync_all()
+}
+
+/// Fails unless a file can be created, written and removed in `directory` (a read-only or
+/// forbidden output directory is found before any simulating).
+pub fn check_writable(directory: &Path) -> Result<()> {
+    let probe = directory.join(".xpbd-sim-write-test.tmp");
+    write_new_file(&probe, b"xpbd-sim")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .with_context(|| {
+            format!(
+                "cannot write into the output directory {}",
+                directory.display()
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_symlink_under_the_final_name_is_replaced_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, b"precious").unwrap();
+        let target = dir.path().join("cloth.0001.obj");
+        std::os::unix::fs::symlink(&victim, &target).unwrap();
+        // And one planted under the temporary name as well.
+        std::os::unix::fs::symlink(&victim, dir.path().join(".cloth.0001.obj.tmp")).unwrap();
+        write_atomically(&target, b"v 0 0 0\n").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(!std::fs::symlink_metadata(&target).unwrap().is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"v 0 0 0\n");
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_the_file() {
+        let error = write_atomically(Path::new("/nonexistent-xpbd/a.obj"), b"x").unwrap_err();
+        assert!(format!("{error:#}").contains("/nonexistent-xpbd/a.obj"));
+    }
+}

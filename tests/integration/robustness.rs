@@ -1,0 +1,258 @@
+//! Production robustness (SPEC §4): a killed run resumes to the same bytes, signals stop at a
+//! frame boundary with a checkpoint, damaged checkpoints are refused without touching the
+//! cache, a full disk and an unwritable directory fail with exit code 1 and leave only whole
+//! frames, and a planted symlink is replaced rather than written through.
+
+use crate::common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A tearing banner (topology changes mid-run) for 48 frames, checkpoints every 4.
+fn scene() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/tear.toml")
+}
+
+const CHECKPOINT_EVERY: &str = "output.checkpoint_every=4";
+
+fn run_args(out: &Path, extra: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .arg("run")
+        .arg(scene())
+        .arg("--out")
+        .arg(out)
+        .args(["--quiet", "--set", CHECKPOINT_EVERY])
+        .args(extra);
+    command
+}
+
+/// Every frame file of a cache (not the stats log or checkpoints), by name.
+fn frame_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "obj" || e == "ply"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect()
+}
+
+fn reference_cache() -> (Workspace, BTreeMap<String, Vec<u8>>) {
+    let ws = Workspace::new();
+    let status = run_args(&ws.out(), &["--threads", "1"]).status().unwrap();
+    assert!(status.success());
+    let files = frame_files(&ws.out());
+    assert_eq!(files.len(), 48, "a PLY file for each of 48 frames");
+    (ws, files)
+}
+
+/// Starts a run and waits until its checkpoint after `frame` and that frame's file exist.
+fn start_and_wait_for_checkpoint(out: &Path, frame: u64, threads: &str) -> Child {
+    let mut child = run_args(out, &["--threads", threads])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let checkpoint = out.join(format!("checkpoints/frame.{frame:06}.ckpt"));
+    let frame_file = out.join(format!("banner.{frame:04}.ply"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !checkpoint.exists() || !frame_file.exists() {
+        assert!(Instant::now() < deadline, "no checkpoint after a long wait");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child
+}
+
+fn assert_same_frames(got: &BTreeMap<String, Vec<u8>>, expected: &BTreeMap<String, Vec<u8>>) {
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in got {
+        assert!(
+            bytes == &expected[name],
+            "{name} differs from the uninterrupted run"
+        );
+    }
+}
+
+#[test]
+fn a_killed_run_resumes_to_the_same_bytes_on_another_thread_count() {
+    let (_reference, expected) = reference_cache();
+    let ws = Workspace::new();
+    let mut child = start_and_wait_for_checkpoint(&ws.out(), 8, "2");
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    let partial = frame_files(&ws.out());
+    assert!(partial.len() < 48, "the kill came before the end");
+    let resumed = run_args(&ws.out(), &["--resume", "--threads", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_same_frames(&frame_files(&ws.out()), &expected);
+    let records = stats(&ws.out());
+    assert_eq!(records[0]["type"], "run");
+    assert!(records.iter().any(|r| r["type"] == "resume"));
+    assert_eq!(records.last().unwrap()["status"], "ok");
+    // One frame record per frame, in order, despite the overlap of the two runs.
+    let frames: Vec<u64> = records
+        .iter()
+        .filter(|r| r["type"] == "frame")
+        .map(|r| r["frame"].as_u64().unwrap())
+        .collect();
+    assert_eq!(frames, (1..=48).collect::<Vec<_>>());
+}
+
+#[test]
+fn sigint_stops_at_a_frame_boundary_with_a_checkpoint_and_exit_code_130() {
+    let (_reference, expected) = reference_cache();
+    let ws = Workspace::new();
+    let mut child = start_and_wait_for_checkpoint(&ws.out(), 4, "2");
+    // SAFETY: plain kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("stopped by SIGINT after frame"), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    let summary = stats(&ws.out()).pop().unwrap();
+    assert_eq!(summary["status"], "interrupted");
+    let resumed = run_args(&ws.out(), &["--resume"]).output().unwrap();
+    assert!(resumed.status.success());
+    assert_same_frames(&frame_files(&ws.out()), &expected);
+}
+
+/// A cache stopped after its first checkpoint, for the refusal tests.
+fn interrupted_cache() -> Workspace {
+    let ws = Workspace::new();
+    let mut child = start_and_wait_for_checkpoint(&ws.out(), 4, "1");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    ws
+}
+
+/// Runs `--resume` expecting exit 2 with `message`, and checks nothing in the cache changed.
+fn assert_refused(ws: &Workspace, extra: &[&str], message: &str) {
+    let before: BTreeMap<String, Vec<u8>> = frame_files(&ws.out());
+    let stats_before = std::fs::read(ws.out().join("stats.jsonl")).unwrap();
+    let mut args = vec!["--resume"];
+    args.extend_from_slice(extra);
+    let output = run_args(&ws.out(), &args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(message),
+        "expected `{message}` in: {stderr}"
+    );
+    assert!(frame_files(&ws.out()) == before, "frames changed");
+    assert!(std::fs::read(ws.out().join("stats.jsonl")).unwrap() == stats_before);
+}
+
+fn newest_checkpoint(out: &Path) -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(out.join("checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    found.sort();
+    found.pop().unwrap()
+}
+
+#[test]
+fn damaged_or_foreign_checkpoints_are_refused_and_nothing_is_overwritten() {
+    let ws = interrupted_cache();
+    // Other settings than the ones the checkpoint was made with.
+    assert_refused(
+        &ws,
+        &["--set", "simulation.substeps=21"],
+        "of another scene or other settings",
+    );
+    let path = newest_checkpoint(&ws.out());
+    let original = std::fs::read(&path).unwrap();
+    let mut flipped = original.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x10;
+    std::fs::write(&path, &flipped).unwrap();
+    assert_refused(&ws, &[], "corrupt");
+    std::fs::write(&path, &original[..original.len() - 100]).unwrap();
+    assert_refused(&ws, &[], "truncated");
+    std::fs::write(&path, b"not a checkpoint at all").unwrap();
+    assert_refused(&ws, &[], "not an xpbd-sim checkpoint");
+    std::fs::remove_dir_all(ws.out().join("checkpoints")).unwrap();
+    assert_refused(&ws, &[], "nothing to resume");
+}
+
+#[test]
+fn a_full_disk_stops_with_exit_code_1_naming_the_frame_and_keeps_whole_frames() {
+    let ws = Workspace::new();
+    // 80 KiB per file at most (bash counts `ulimit -f` in KiB): the banner's PLY frames
+    // start at 74.5 KB and grow past the limit as it tears into more vertices.
+    let command = format!(
+        "ulimit -f 80; exec '{BIN}' run '{}' --out '{}' --quiet",
+        scene().display(),
+        ws.out().display()
+    );
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(&command)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("frame "), "{stderr}");
+    assert!(stderr.contains(&ws.out().display().to_string()), "{stderr}");
+    assert!(stderr.contains("whole frames were written"), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    // Every frame file under its final name is whole: the PLY reader checks the header's
+    // counts against the file size, so a cut file would not read.
+    let files = frame_files(&ws.out());
+    assert!(
+        !files.is_empty() && files.len() < 48,
+        "{} files",
+        files.len()
+    );
+    for name in files.keys() {
+        let mesh = xpbd_sim::mesh::ply::read_ply(&ws.out().join(name)).unwrap();
+        assert!(mesh.positions.len() >= 32 * 32, "{name}");
+    }
+    assert_eq!(stats(&ws.out()).pop().unwrap()["status"], "io_error");
+}
+
+#[test]
+fn an_unwritable_output_directory_fails_before_simulating() {
+    // /proc/1 exists and refuses new files even to root (tests may run as root, for whom
+    // file permissions are no obstacle).
+    let output = Command::new(BIN)
+        .args(["run"])
+        .arg(scene())
+        .args(["--out", "/proc/1", "--quiet"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot write into the output directory /proc/1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_symlink_planted_under_a_frame_name_is_replaced_not_followed() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.out()).unwrap();
+    let victim = ws.write("victim.txt", "precious");
+    std::os::unix::fs::symlink(&victim, ws.out().join("banner.0002.ply")).unwrap();
+    let status = run_args(&ws.out(), &["--frames", "3"]).status().unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let written = std::fs::symlink_metadata(ws.out().join("banner.0002.ply")).unwrap();
+    assert!(written.file_type().is_file());
+}
