@@ -286,6 +286,9 @@ impl ObjectPart<'_> {
                 warnings.push(format!("{key}.tets: without `stretch` nothing resists shear; add `stretch` for the edges"));
             }
         }
+        if object.self_collision && object.stretch.is_none() && object.shape_matching.is_none() {
+            warnings.push(format!("{key}.self_collision: without `stretch` nothing keeps the particles at their spacing and the cloth can pass through itself; add `stretch`"));
+        }
         if let Some(table) = &object.volume {
             if self.triangles.is_empty() {
                 bail!("{key}.volume: needs a closed surface of faces, and this geometry has none");

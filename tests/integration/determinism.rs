@@ -132,7 +132,7 @@ fn identical_state_for_thread_counts_beyond_the_cores() {
     let folding = "[simulation]\nsubsteps = 20\n[collision]\nthickness = 0.006\n[[object]]\n\
         name = \"strip\"\ngrid = { size = [0.3, 1.0], resolution = [6, 20] }\n\
         rotate = [90.0, 0.0, 10.0]\ntranslate = [0.0, 0.53, 0.0]\ndensity = 0.2\n\
-        bending = { compliance = 20.0 }\nself_collision = true\n\
+        stretch = {}\nbending = { compliance = 20.0 }\nself_collision = true\n\
         [[collider]]\nname = \"ground\"\nshape = \"plane\"\n";
     for (scene, frames) in [(SCENE, 4), (tearing, 4), (folding, 16)] {
         let reference = state_after(scene, 1, frames);

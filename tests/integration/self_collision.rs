@@ -125,3 +125,20 @@ fn without_self_collision_the_same_drop_crosses_itself() {
     assert_eq!(crossings[0], 0, "the folded strip starts clean");
     assert!(crossings.iter().any(|&c| c > 0), "{crossings:?}");
 }
+
+#[test]
+fn self_collision_without_stretch_is_warned_about() {
+    let ws = Workspace::new();
+    let scene = "[[object]]\nname = \"cloth\"\ngrid = { size = [1.0, 1.0], resolution = [4, 4] }\n\
+        density = 0.2\nbending = {}\nself_collision = true\n";
+    let path = ws.write("scene.toml", scene);
+    let output = std::process::Command::new(BIN)
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(text.contains("self_collision: without `stretch`"), "{text}");
+}
