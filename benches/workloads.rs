@@ -105,28 +105,12 @@ fn main() {
         "strain",
         "peak MiB"
     );
-    let print =
-        |name: &str, threads: usize, output: &str, m: &Measurement, speedup: Option<f64>| {
-            println!(
-                "{:<10} {:>7} {:>8} {:>9.2} {:>9.2} {:>14.3e} {:>13.3e} {:>8} {:>9.4} {:>9.1}",
-                name,
-                threads,
-                output,
-                m.wall,
-                m.simulation * 1e3 / (m.frames - 1) as f64,
-                m.particle_substeps,
-                m.projections,
-                speedup.map_or("-".into(), |s| format!("{s:.2}x")),
-                m.strain,
-                m.peak_memory / (1024.0 * 1024.0)
-            );
-        };
     let mut largest = None;
     let pair = |scene: &Path, name: &str| {
         let one = run(scene, 1, &[], frames);
-        print(name, 1, "none", &one, None);
+        print_row(name, 1, "none", &one, None);
         let two = run(scene, 2, &[], frames);
-        print(name, 2, "none", &two, Some(one.simulation / two.simulation));
+        print_row(name, 2, "none", &two, Some(one.simulation / two.simulation));
         two
     };
     for &n in &sizes {
@@ -138,7 +122,7 @@ fn main() {
     if let Some((scene, name, baseline)) = largest {
         for format in ["obj", "ply"] {
             let m = run(&scene, 2, &[format], frames);
-            print(&name, 2, format, &m, None);
+            print_row(&name, 2, format, &m, None);
             println!(
                 "{:<10} {format} output costs {:+.1} % of wall time against --no-output",
                 "",
@@ -150,37 +134,49 @@ fn main() {
         pair(&scenes.join("tets-48k.toml"), "tets-48k");
     }
     if std::env::var("XPBD_BENCH_COLLIDE").map_or(true, |v| v != "0") {
-        let scene = scenes.join("drape-128.toml");
-        let with = run(&scene, 2, &[], frames);
-        print("drape-128", 2, "none", &with, None);
-        let without = run_with(
-            &scene,
-            2,
-            &[],
-            frames,
-            &["--set", "object.cloth.collide=false"],
-        );
-        print("(no hits)", 2, "none", &without, None);
-        println!(
-            "{:<10} collisions cost {:.1} % of the simulation time",
-            "",
-            100.0 * (1.0 - without.simulation / with.simulation)
-        );
+        let drape = scenes.join("drape-128.toml");
+        let off = "object.cloth.collide=false";
+        share_of(&drape, "drape-128", "(no hits)", off, "collisions", frames);
         let pile = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pile.toml");
-        let with = run(&pile, 2, &[], frames);
-        print("pile", 2, "none", &with, None);
-        let without = run_with(
-            &pile,
-            2,
-            &[],
-            frames,
-            &["--set", "object.cloth.self_collision=false"],
-        );
-        print("(no self)", 2, "none", &without, None);
-        println!(
-            "{:<10} self collision costs {:.1} % of the simulation time",
-            "",
-            100.0 * (1.0 - without.simulation / with.simulation)
-        );
+        let off = "object.cloth.self_collision=false";
+        share_of(&pile, "pile", "(no self)", off, "self collision", frames);
     }
+}
+
+/// Runs `scene` at 2 threads as is and with `--set off`, and prints the share of the
+/// simulation time that what `off` turns off (`what`) costs.
+fn share_of(
+    scene: &Path,
+    label: &str,
+    off_label: &str,
+    off: &str,
+    what: &str,
+    frames: Option<u64>,
+) {
+    let with = run(scene, 2, &[], frames);
+    print_row(label, 2, "none", &with, None);
+    let without = run_with(scene, 2, &[], frames, &["--set", off]);
+    print_row(off_label, 2, "none", &without, None);
+    println!(
+        "{:<10} {what}: {:.1} % of the simulation time",
+        "",
+        100.0 * (1.0 - without.simulation / with.simulation)
+    );
+}
+
+/// One row of the results table.
+fn print_row(name: &str, threads: usize, output: &str, m: &Measurement, speedup: Option<f64>) {
+    println!(
+        "{:<10} {:>7} {:>8} {:>9.2} {:>9.2} {:>14.3e} {:>13.3e} {:>8} {:>9.4} {:>9.1}",
+        name,
+        threads,
+        output,
+        m.wall,
+        m.simulation * 1e3 / (m.frames - 1) as f64,
+        m.particle_substeps,
+        m.projections,
+        speedup.map_or("-".into(), |s| format!("{s:.2}x")),
+        m.strain,
+        m.peak_memory / (1024.0 * 1024.0)
+    );
 }
