@@ -60,6 +60,19 @@ pub fn parse_obj(text: &str) -> Result<Mesh> {
                 texcoords.push(uv);
             }
             "f" | "l" => {
+                // Counted before anything is resolved, so an absurd face is refused at once.
+                let count = words.clone().count();
+                if keyword == "f" && count < 3 {
+                    bail!("line {line_number}: a face needs at least 3 corners, found {count}");
+                }
+                if keyword == "f" && count > MAX_POLYGON_VERTICES {
+                    bail!(
+                        "line {line_number}: a face with {count} corners; at most {MAX_POLYGON_VERTICES} are supported"
+                    );
+                }
+                if keyword == "l" && count < 2 {
+                    bail!("line {line_number}: a line needs at least 2 points, found {count}");
+                }
                 corners.clear();
                 for word in words {
                     let mut parts = word.split('/');
@@ -80,26 +93,8 @@ pub fn parse_obj(text: &str) -> Result<Mesh> {
                     corners.push(v);
                 }
                 if keyword == "f" {
-                    if corners.len() < 3 {
-                        bail!(
-                            "line {line_number}: a face needs at least 3 corners, found {}",
-                            corners.len()
-                        );
-                    }
-                    if corners.len() > MAX_POLYGON_VERTICES {
-                        bail!(
-                            "line {line_number}: a face with {} corners; at most {MAX_POLYGON_VERTICES} are supported",
-                            corners.len()
-                        );
-                    }
                     mesh.add_face(&corners).with_context(at)?;
                 } else {
-                    if corners.len() < 2 {
-                        bail!(
-                            "line {line_number}: a line needs at least 2 points, found {}",
-                            corners.len()
-                        );
-                    }
                     mesh.segments
                         .extend(corners.windows(2).map(|w| [w[0], w[1]]));
                 }
