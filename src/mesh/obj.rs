@@ -251,5 +251,8 @@ mod tests {
         }
         let message = format!("{:#}", parse_obj(&text).unwrap_err());
         assert!(message.contains("300 corners"), "{message}");
+        // Corners are counted before any is resolved: the undefined last one is not reached.
+        let message = format!("{:#}", parse_obj(&format!("{text} 9")).unwrap_err());
+        assert!(message.contains("301 corners"), "{message}");
     }
 }

@@ -353,7 +353,7 @@ impl ObjectPart<'_> {
 
 /// Particles of the scene's primitives (`grid`, `rope`, `sphere`, `box`), computed from their
 /// parameters with checked arithmetic before anything is allocated; an object above
-/// [`MAX_VERTICES`] is refused. Mesh files are counted once read (see [`check_memory`]).
+/// [`MAX_VERTICES`] is refused. Mesh files are counted as each is read.
 pub fn primitive_particles(file: &SceneFile) -> Result<u64> {
     let mut total: u64 = 0;
     for (k, object) in file.objects.iter().enumerate() {
