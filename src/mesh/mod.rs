@@ -7,7 +7,14 @@ pub mod ply;
 pub mod primitives;
 pub mod tetgen;
 
+use anyhow::{bail, Result};
 use glam::DVec3;
+
+/// Most vertices a mesh may have, read from a file or generated, and so the most particles
+/// one object may have. Indices are 32-bit; well before that a broken file or a typo is far
+/// likelier than a real shot. The readers refuse a file that goes beyond it as soon as they
+/// know its count.
+pub const MAX_VERTICES: usize = 200_000_000;
 
 /// Largest polygon a mesh may hold. PLY writes the corner count as `uchar`, and a larger
 /// polygon is almost certainly a broken file rather than a real surface.
@@ -59,6 +66,19 @@ impl Mesh {
     pub fn push_face(&mut self, corners: &[u32]) {
         self.face_indices.extend_from_slice(corners);
         self.face_offsets.push(self.face_indices.len() as u32);
+    }
+
+    /// [`Mesh::push_face`] for a polygon read from a file: refuses one that would take the
+    /// corner count past the 32-bit offsets (only a multi-gigabyte file can get there).
+    pub fn add_face(&mut self, corners: &[u32]) -> Result<()> {
+        if self.face_indices.len() + corners.len() > u32::MAX as usize {
+            bail!(
+                "more than {} face corners in all; at most that many are supported",
+                u32::MAX
+            );
+        }
+        self.push_face(corners);
+        Ok(())
     }
 
     /// Fan triangulation of every polygon: `(c0, c_k, c_k+1)`, keeping the polygon's winding.

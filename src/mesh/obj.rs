@@ -8,7 +8,7 @@
 //! `vn` is ignored (normals are recomputed every frame); `o`, `g`, `s`, `usemtl`, `mtllib`,
 //! `p` and comments are skipped; other statements are skipped with a warning.
 
-use super::{Mesh, MAX_POLYGON_VERTICES};
+use super::{Mesh, MAX_POLYGON_VERTICES, MAX_VERTICES};
 use anyhow::{bail, Context, Result};
 use glam::DVec3;
 use std::path::Path;
@@ -18,8 +18,13 @@ pub const MAX_ABS_COORDINATE: f64 = 1e9;
 
 pub fn read_obj(path: &Path) -> Result<Mesh> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    parse_obj(&String::from_utf8_lossy(&bytes))
-        .with_context(|| format!("invalid OBJ file {}", path.display()))
+    parse_obj_bytes(&bytes).with_context(|| format!("invalid OBJ file {}", path.display()))
+}
+
+/// Parses a whole OBJ file held in memory; bytes that are not UTF-8 become U+FFFD (and so
+/// fail where a number or index was expected).
+pub fn parse_obj_bytes(bytes: &[u8]) -> Result<Mesh> {
+    parse_obj(&String::from_utf8_lossy(bytes))
 }
 
 /// Parses OBJ text. Errors read `line N: ...`; the caller adds the file name.
@@ -43,6 +48,9 @@ pub fn parse_obj(text: &str) -> Result<Mesh> {
         let at = || format!("line {line_number}");
         match keyword {
             "v" => {
+                if mesh.positions.len() == MAX_VERTICES {
+                    bail!("line {line_number}: more than {MAX_VERTICES} vertices");
+                }
                 let xyz = read_numbers::<3>(&mut words, "v", 3).with_context(at)?;
                 mesh.positions.push(DVec3::from_array(xyz));
                 vertex_uv.push(None);
@@ -52,6 +60,19 @@ pub fn parse_obj(text: &str) -> Result<Mesh> {
                 texcoords.push(uv);
             }
             "f" | "l" => {
+                // Counted before anything is resolved, so an absurd face is refused at once.
+                let count = words.clone().count();
+                if keyword == "f" && count < 3 {
+                    bail!("line {line_number}: a face needs at least 3 corners, found {count}");
+                }
+                if keyword == "f" && count > MAX_POLYGON_VERTICES {
+                    bail!(
+                        "line {line_number}: a face with {count} corners; at most {MAX_POLYGON_VERTICES} are supported"
+                    );
+                }
+                if keyword == "l" && count < 2 {
+                    bail!("line {line_number}: a line needs at least 2 points, found {count}");
+                }
                 corners.clear();
                 for word in words {
                     let mut parts = word.split('/');
@@ -72,26 +93,8 @@ pub fn parse_obj(text: &str) -> Result<Mesh> {
                     corners.push(v);
                 }
                 if keyword == "f" {
-                    if corners.len() < 3 {
-                        bail!(
-                            "line {line_number}: a face needs at least 3 corners, found {}",
-                            corners.len()
-                        );
-                    }
-                    if corners.len() > MAX_POLYGON_VERTICES {
-                        bail!(
-                            "line {line_number}: a face with {} corners; at most {MAX_POLYGON_VERTICES} are supported",
-                            corners.len()
-                        );
-                    }
-                    mesh.push_face(&corners);
+                    mesh.add_face(&corners).with_context(at)?;
                 } else {
-                    if corners.len() < 2 {
-                        bail!(
-                            "line {line_number}: a line needs at least 2 points, found {}",
-                            corners.len()
-                        );
-                    }
                     mesh.segments
                         .extend(corners.windows(2).map(|w| [w[0], w[1]]));
                 }
@@ -162,7 +165,7 @@ pub fn parse_coordinate(word: &str) -> Result<f64> {
 
 pub fn check_coordinate(value: f64) -> Result<()> {
     if !value.is_finite() || value.abs() > MAX_ABS_COORDINATE {
-        bail!("coordinate {value} is not finite or beyond ±{MAX_ABS_COORDINATE:e}");
+        bail!("coordinate {value:e} is not finite or beyond ±{MAX_ABS_COORDINATE:e}");
     }
     Ok(())
 }
@@ -224,6 +227,22 @@ mod tests {
     }
 
     #[test]
+    fn mtllib_is_never_opened() {
+        // Material libraries that do not exist, or that are not ours to read, change nothing:
+        // the reader only ever opens the OBJ file itself.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.obj");
+        std::fs::write(
+            &path,
+            "mtllib missing.mtl\nmtllib /etc/passwd\nmtllib ../../x.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n",
+        )
+        .unwrap();
+        let mesh = read_obj(&path).unwrap();
+        assert_eq!(mesh.face_count(), 1);
+        assert!(mesh.warnings.is_empty(), "{:?}", mesh.warnings);
+    }
+
+    #[test]
     fn refuses_absurd_faces() {
         let mut text = String::from("v 0 0 0\n");
         text.push('f');
@@ -232,5 +251,8 @@ mod tests {
         }
         let message = format!("{:#}", parse_obj(&text).unwrap_err());
         assert!(message.contains("300 corners"), "{message}");
+        // Corners are counted before any is resolved: the undefined last one is not reached.
+        let message = format!("{:#}", parse_obj(&format!("{text} 9")).unwrap_err());
+        assert!(message.contains("301 corners"), "{message}");
     }
 }

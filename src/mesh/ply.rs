@@ -4,51 +4,128 @@
 //! `texture_u texture_v`), `element face` (`vertex_indices` or `vertex_index` lists) and
 //! `element edge` (`vertex1 vertex2`, rope segments). Other elements and properties are
 //! ignored. The header's element counts are checked against the file size before any payload
-//! is read, so a header that claims billions of vertices is refused at once.
+//! is read, so a header that claims billions of vertices is refused at once. Items are read
+//! one at a time into small structs and go straight into the [`Mesh`], so memory stays a
+//! small multiple of the file; errors name the line (ascii) or the item (binary).
 
 use super::obj::check_coordinate;
-use super::{Mesh, MAX_POLYGON_VERTICES};
-use anyhow::{bail, Context, Result};
+use super::{Mesh, MAX_POLYGON_VERTICES, MAX_VERTICES};
+use anyhow::{anyhow, bail, Context, Result};
 use glam::DVec3;
 use ply_rs_bw::parser::Parser;
-use ply_rs_bw::ply::{DefaultElement, ElementDef, Encoding, Property, PropertyType, ScalarType};
-use std::io::{BufRead, BufReader};
+use ply_rs_bw::ply::{ElementDef, Encoding, Property, PropertyAccess, PropertyType, ScalarType};
 use std::path::Path;
 
 pub fn read_ply(path: &Path) -> Result<Mesh> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let file_len = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-    parse_ply(BufReader::new(file), file_len)
-        .with_context(|| format!("invalid PLY file {}", path.display()))
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    parse_ply(&bytes).with_context(|| format!("invalid PLY file {}", path.display()))
 }
 
-/// Parses a PLY stream of `total_len` bytes (used to refuse impossible element counts).
-pub fn parse_ply(mut reader: impl BufRead, total_len: u64) -> Result<Mesh> {
-    let parser = Parser::<DefaultElement>::new();
-    let header = parser
-        .read_header(&mut reader)
-        .map_err(|e| anyhow::anyhow!("header: {e}"))?;
-    check_counts_fit(
-        &header.elements.values().collect::<Vec<_>>(),
-        header.encoding,
-        total_len,
-    )?;
-    if !header.elements.contains_key("vertex") {
-        bail!("no `element vertex` in the header");
+/// Parses a whole PLY file held in memory.
+pub fn parse_ply(bytes: &[u8]) -> Result<Mesh> {
+    let mut rest = bytes;
+    let header = Parser::<Ignored>::new()
+        .read_header(&mut rest)
+        .map_err(|e| anyhow!("header: {}", ply_message(&e, true)))?;
+    let elements: Vec<&ElementDef> = header.elements.values().collect();
+    check_counts_fit(&elements, header.encoding, rest.len() as u64)?;
+    let vertex = header
+        .elements
+        .get("vertex")
+        .context("no `element vertex` in the header")?;
+    if vertex.count > MAX_VERTICES {
+        bail!(
+            "header declares {} vertices; at most {MAX_VERTICES} are supported",
+            vertex.count
+        );
     }
-
-    let mut mesh = Mesh::new();
-    for (name, element) in &header.elements {
-        let items = parser
-            .read_payload_for_element(&mut reader, element, &header)
-            .map_err(|e| anyhow::anyhow!("element `{name}`: {e}"))?;
-        match name.as_str() {
-            "vertex" => read_vertices(&items, element, &mut mesh)?,
-            "face" => read_faces(&items, &mut mesh)?,
-            "edge" => read_edges(&items, &mut mesh)?,
-            _ => {}
+    for axis in ["x", "y", "z"] {
+        if !vertex.properties.contains_key(axis) {
+            bail!("`element vertex` has no `{axis}` property");
         }
+    }
+    let uv_slots = [[3, 4], [5, 6], [7, 8]].into_iter().find(|slots| {
+        slots
+            .iter()
+            .all(|&k| vertex.properties.contains_key(VERTEX_PROPERTIES[k]))
+    });
+
+    let header_bytes = &bytes[..bytes.len() - rest.len()];
+    let mut payload = Payload {
+        rest,
+        encoding: header.encoding,
+        line: header_bytes.iter().filter(|&&b| b == b'\n').count(),
+    };
+    let mut mesh = Mesh::new();
+    let mut uvs = Vec::new();
+    for element in elements {
+        match element.name.as_str() {
+            "vertex" => {
+                mesh.positions.reserve(element.count);
+                for k in 0..element.count {
+                    let item: VertexItem = payload.next(element, k)?;
+                    let value = |slot: usize| -> Result<f64> {
+                        let name = VERTEX_PROPERTIES[slot];
+                        let value = item.values[slot].with_context(|| {
+                            format!("{}: `{name}` is not a number", payload.at(element, k))
+                        })?;
+                        check_coordinate(value)
+                            .with_context(|| format!("{}: `{name}`", payload.at(element, k)))?;
+                        Ok(value)
+                    };
+                    mesh.positions
+                        .push(DVec3::new(value(0)?, value(1)?, value(2)?));
+                    if let Some([u, v]) = uv_slots {
+                        uvs.push([value(u)?, value(v)?]);
+                    }
+                }
+            }
+            "face" => {
+                for k in 0..element.count {
+                    let item: FaceItem = payload.next(element, k)?;
+                    let at = || payload.at(element, k);
+                    let list = item
+                        .list
+                        .with_context(|| format!("{}: no `vertex_indices` list", at()))?;
+                    if list.len() < 3 || list.len() > MAX_POLYGON_VERTICES {
+                        bail!(
+                            "{}: {} corners; 3 to {MAX_POLYGON_VERTICES} are supported",
+                            at(),
+                            list.len()
+                        );
+                    }
+                    let corners = list
+                        .iter()
+                        .map(|&index| to_index(index).with_context(at))
+                        .collect::<Result<Vec<u32>>>()?;
+                    mesh.add_face(&corners).with_context(at)?;
+                }
+            }
+            "edge" => {
+                for k in 0..element.count {
+                    let item: EdgeItem = payload.next(element, k)?;
+                    let end = |slot: usize| -> Result<u32> {
+                        let name = ["vertex1", "vertex2"][slot];
+                        let at = payload.at(element, k);
+                        let value =
+                            item.ends[slot].with_context(|| format!("{at}: no `{name}`"))?;
+                        if value.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&value) {
+                            bail!("{at}: `{name}` = {value} is not a vertex index");
+                        }
+                        to_index(value as i64).with_context(|| at.clone())
+                    };
+                    mesh.segments.push([end(0)?, end(1)?]);
+                }
+            }
+            _ => {
+                for k in 0..element.count {
+                    payload.next::<Ignored>(element, k)?;
+                }
+            }
+        }
+    }
+    if uv_slots.is_some() {
+        mesh.uvs = Some(uvs);
     }
     let vertex_count = mesh.positions.len();
     let out_of_range = mesh
@@ -62,31 +139,209 @@ pub fn parse_ply(mut reader: impl BufRead, total_len: u64) -> Result<Mesh> {
     Ok(mesh)
 }
 
-/// Refuses element counts that cannot fit in the file: every binary element takes at least the
-/// bytes of its scalars and list counts, every ascii element at least two bytes.
-fn check_counts_fit(elements: &[&ElementDef], encoding: Encoding, total_len: u64) -> Result<()> {
+/// The payload not read yet, with the line it starts on (ascii) for error messages.
+struct Payload<'a> {
+    rest: &'a [u8],
+    encoding: Encoding,
+    /// Lines read so far, the header's included.
+    line: usize,
+}
+
+impl Payload<'_> {
+    /// Reads item `k` of `element`: one line in ascii, its bytes in binary.
+    fn next<E: PropertyAccess>(&mut self, element: &ElementDef, k: usize) -> Result<E> {
+        let parser = Parser::<E>::new();
+        if self.rest.is_empty() && !element.properties.is_empty() {
+            bail!(
+                "the file ends before {} {k} ({} declared)",
+                element.name,
+                element.count
+            );
+        }
+        let item = match self.encoding {
+            Encoding::Ascii => {
+                let end = self
+                    .rest
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(self.rest.len(), |p| p + 1);
+                let (line, rest) = self.rest.split_at(end);
+                self.rest = rest;
+                self.line += 1;
+                std::str::from_utf8(line)
+                    .map_err(|_| anyhow!("not ASCII text"))
+                    .and_then(|text| {
+                        parser
+                            .read_ascii_element(text, element)
+                            .map_err(|e| anyhow!(ply_message(&e, false)))
+                    })
+            }
+            Encoding::BinaryLittleEndian => parser
+                .read_little_endian_element(&mut self.rest, element)
+                .map_err(binary_error),
+            Encoding::BinaryBigEndian => parser
+                .read_big_endian_element(&mut self.rest, element)
+                .map_err(binary_error),
+        };
+        item.with_context(|| self.at(element, k))
+    }
+
+    /// Where item `k` of `element` is, for an error: `line N: vertex k` or `vertex k`.
+    fn at(&self, element: &ElementDef, k: usize) -> String {
+        match self.encoding {
+            Encoding::Ascii => format!("line {}: {} {k}", self.line, element.name),
+            _ => format!("{} {k}", element.name),
+        }
+    }
+}
+
+/// A binary item that could not be read: the file ends inside it, or ply-rs-bw says why.
+fn binary_error(error: std::io::Error) -> anyhow::Error {
+    if error.kind() == std::io::ErrorKind::UnexpectedEof {
+        anyhow!("the file ends inside it")
+    } else {
+        anyhow!(ply_message(&error, false))
+    }
+}
+
+/// ply-rs-bw's message on one line: the text it quotes clipped, its parser's internal state
+/// dropped, and its `Line N` kept only for the header (in the payload it counts from the
+/// element, not the file; [`Payload::at`] names the line there).
+fn ply_message(error: &std::io::Error, in_header: bool) -> String {
+    let text = error.to_string();
+    let mut parts = text.split("\n\t");
+    let first = parts.next().unwrap_or_default().trim();
+    let mut message = match first.split_once(": ") {
+        Some((line, rest)) if line.starts_with("Line ") && in_header => {
+            format!("l{}: {rest}", &line[1..])
+        }
+        Some((line, rest)) if line.starts_with("Line ") => rest.to_string(),
+        _ => first.to_string(),
+    };
+    for part in parts {
+        let part = part.trim_end_matches([',', ' ']);
+        if let Some(quoted) = part
+            .strip_prefix("String: ")
+            .or_else(|| part.strip_prefix("Value: "))
+        {
+            let quoted = quoted.trim_matches('\'').trim_end();
+            message = format!("{} `{}`", message.trim_end_matches('.'), clip(quoted));
+        } else if let Some(detail) = part.strip_prefix("Error: ") {
+            if !detail.starts_with("ParseError {") {
+                message = format!("{message} ({})", clip(detail));
+            }
+        }
+    }
+    message
+}
+
+/// At most 200 characters of `text`, for quoting input in a message.
+fn clip(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// Vertex properties the reader uses: position, then the texture coordinate pairs in order of
+/// preference.
+const VERTEX_PROPERTIES: [&str; 9] = ["x", "y", "z", "s", "t", "u", "v", "texture_u", "texture_v"];
+
+/// A vertex as read: the value of each of [`VERTEX_PROPERTIES`] that is a number.
+struct VertexItem {
+    values: [Option<f64>; 9],
+}
+
+impl PropertyAccess for VertexItem {
+    fn new() -> Self {
+        VertexItem { values: [None; 9] }
+    }
+    fn set_property(&mut self, name: &str, property: Property) {
+        if let Some(slot) = VERTEX_PROPERTIES.iter().position(|&n| n == name) {
+            self.values[slot] = scalar(&property);
+        }
+    }
+}
+
+/// A face as read: its `vertex_indices` list, or else its `vertex_index` list.
+struct FaceItem {
+    list: Option<Vec<i64>>,
+    /// Whether `list` came from `vertex_indices`, which wins over `vertex_index`.
+    preferred: bool,
+}
+
+impl PropertyAccess for FaceItem {
+    fn new() -> Self {
+        FaceItem {
+            list: None,
+            preferred: false,
+        }
+    }
+    fn set_property(&mut self, name: &str, property: Property) {
+        match name {
+            "vertex_indices" => {
+                self.list = index_list(&property);
+                self.preferred = true;
+            }
+            "vertex_index" if !self.preferred => self.list = index_list(&property),
+            _ => {}
+        }
+    }
+}
+
+/// An edge as read: `vertex1` and `vertex2` when they are numbers.
+struct EdgeItem {
+    ends: [Option<f64>; 2],
+}
+
+impl PropertyAccess for EdgeItem {
+    fn new() -> Self {
+        EdgeItem { ends: [None; 2] }
+    }
+    fn set_property(&mut self, name: &str, property: Property) {
+        match name {
+            "vertex1" => self.ends[0] = scalar(&property),
+            "vertex2" => self.ends[1] = scalar(&property),
+            _ => {}
+        }
+    }
+}
+
+/// An item of an element the reader skips: parsed (to move past it) and dropped.
+struct Ignored;
+
+impl PropertyAccess for Ignored {
+    fn new() -> Self {
+        Ignored
+    }
+}
+
+/// Refuses element counts that cannot fit in the `payload_len` bytes after the header: every
+/// binary item takes at least the bytes of its scalars and list counts, every ascii item at
+/// least two characters (a digit and a separator) per property.
+fn check_counts_fit(elements: &[&ElementDef], encoding: Encoding, payload_len: u64) -> Result<()> {
     let mut needed: u128 = 0;
     for element in elements {
         let min_bytes: u128 = match encoding {
-            Encoding::Ascii => 2,
+            Encoding::Ascii => 2 * element.properties.len() as u128,
             _ => element
                 .properties
                 .values()
                 .map(|p| match &p.data_type {
                     PropertyType::Scalar(t) | PropertyType::List(t, _) => scalar_size(t),
                 })
-                .sum::<u128>()
-                .max(1),
+                .sum::<u128>(),
         };
-        needed += element.count as u128 * min_bytes;
+        needed += element.count as u128 * min_bytes.max(1);
     }
-    if needed > total_len as u128 {
+    if needed > payload_len as u128 {
         let counts: Vec<String> = elements
             .iter()
             .map(|e| format!("{} {}", e.count, e.name))
             .collect();
         bail!(
-            "header declares {} which needs at least {needed} bytes, but the file has {total_len}",
+            "header declares {} which needs at least {needed} bytes, but the file has {payload_len} after its header",
             counts.join(", ")
         );
     }
@@ -129,78 +384,7 @@ fn index_list(property: &Property) -> Option<Vec<i64>> {
 }
 
 fn to_index(value: i64) -> Result<u32> {
-    u32::try_from(value).map_err(|_| anyhow::anyhow!("vertex index {value} is not valid"))
-}
-
-fn read_vertices(items: &[DefaultElement], def: &ElementDef, mesh: &mut Mesh) -> Result<()> {
-    for axis in ["x", "y", "z"] {
-        if !def.properties.contains_key(axis) {
-            bail!("`element vertex` has no `{axis}` property");
-        }
-    }
-    let uv_names = [["s", "t"], ["u", "v"], ["texture_u", "texture_v"]]
-        .into_iter()
-        .find(|[u, v]| def.properties.contains_key(*u) && def.properties.contains_key(*v));
-    let mut uvs = Vec::new();
-    for (k, item) in items.iter().enumerate() {
-        let get = |name: &str| -> Result<f64> {
-            let value = item
-                .get(name)
-                .and_then(scalar)
-                .with_context(|| format!("vertex {k}: `{name}` is not a number"))?;
-            check_coordinate(value).with_context(|| format!("vertex {k}: `{name}`"))?;
-            Ok(value)
-        };
-        mesh.positions
-            .push(DVec3::new(get("x")?, get("y")?, get("z")?));
-        if let Some([u, v]) = uv_names {
-            uvs.push([get(u)?, get(v)?]);
-        }
-    }
-    if uv_names.is_some() {
-        mesh.uvs = Some(uvs);
-    }
-    Ok(())
-}
-
-fn read_faces(items: &[DefaultElement], mesh: &mut Mesh) -> Result<()> {
-    let mut corners = Vec::new();
-    for (k, item) in items.iter().enumerate() {
-        let list = item
-            .get("vertex_indices")
-            .or_else(|| item.get("vertex_index"))
-            .and_then(index_list)
-            .with_context(|| format!("face {k}: no `vertex_indices` list"))?;
-        if list.len() < 3 || list.len() > MAX_POLYGON_VERTICES {
-            bail!(
-                "face {k} has {} corners; 3 to {MAX_POLYGON_VERTICES} are supported",
-                list.len()
-            );
-        }
-        corners.clear();
-        for &index in &list {
-            corners.push(to_index(index).with_context(|| format!("face {k}"))?);
-        }
-        mesh.push_face(&corners);
-    }
-    Ok(())
-}
-
-fn read_edges(items: &[DefaultElement], mesh: &mut Mesh) -> Result<()> {
-    for (k, item) in items.iter().enumerate() {
-        let end = |name: &str| -> Result<u32> {
-            let value = item
-                .get(name)
-                .and_then(scalar)
-                .with_context(|| format!("edge {k}: no `{name}`"))?;
-            if value.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&value) {
-                bail!("edge {k}: `{name}` = {value} is not a vertex index");
-            }
-            to_index(value as i64).with_context(|| format!("edge {k}"))
-        };
-        mesh.segments.push([end("vertex1")?, end("vertex2")?]);
-    }
-    Ok(())
+    u32::try_from(value).map_err(|_| anyhow!("vertex index {value} is not valid"))
 }
 
 #[cfg(test)]
@@ -208,7 +392,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Mesh> {
-        parse_ply(text.as_bytes(), text.len() as u64)
+        parse_ply(text.as_bytes())
     }
 
     #[test]

@@ -147,29 +147,38 @@ pub fn box_vertex_count(n: [u64; 3]) -> Option<u64> {
 /// numbered in x-fastest, then y, then z order; faces are outward-facing quads.
 pub fn box_surface(size: [f64; 3], n: [usize; 3]) -> Mesh {
     let mut mesh = Mesh::new();
-    let on_surface = |i: usize, j: usize, k: usize| {
-        i == 0 || j == 0 || k == 0 || i == n[0] - 1 || j == n[1] - 1 || k == n[2] - 1
-    };
-    let lattice_point = |i: usize, j: usize, k: usize| {
-        DVec3::new(
-            (i as f64 / (n[0] - 1) as f64 - 0.5) * size[0],
-            (j as f64 / (n[1] - 1) as f64 - 0.5) * size[1],
-            (k as f64 / (n[2] - 1) as f64 - 0.5) * size[2],
-        )
-    };
-    // Lattice point -> surface vertex index, u32::MAX for interior points.
-    let mut index = vec![u32::MAX; n[0] * n[1] * n[2]];
-    let flat = |i: usize, j: usize, k: usize| (k * n[1] + j) * n[0] + i;
-    for k in 0..n[2] {
-        for j in 0..n[1] {
-            for i in 0..n[0] {
-                if on_surface(i, j, k) {
-                    index[flat(i, j, k)] = mesh.positions.len() as u32;
-                    mesh.positions.push(lattice_point(i, j, k));
-                }
+    let [nx, ny, nz] = n;
+    // Surface points, x fastest: the first and last layers (k) whole; of the layers between,
+    // the first and last rows (j) whole and the two ends of every other row. Time and memory
+    // go with the surface, never with the lattice inside it.
+    let whole_row = |j: usize, k: usize| k == 0 || k == nz - 1 || j == 0 || j == ny - 1;
+    for k in 0..nz {
+        for j in 0..ny {
+            let step = if whole_row(j, k) { 1 } else { nx - 1 };
+            for i in (0..nx).step_by(step) {
+                mesh.positions.push(DVec3::new(
+                    (i as f64 / (nx - 1) as f64 - 0.5) * size[0],
+                    (j as f64 / (ny - 1) as f64 - 0.5) * size[1],
+                    (k as f64 / (nz - 1) as f64 - 0.5) * size[2],
+                ));
             }
         }
     }
+    // The vertex index of surface point (i, j, k) in that order.
+    let ring = 2 * nx + 2 * (ny - 2);
+    let index = |i: usize, j: usize, k: usize| {
+        let before_layer = if k == 0 { 0 } else { nx * ny + (k - 1) * ring };
+        let in_layer = if k == 0 || k == nz - 1 {
+            j * nx + i
+        } else if j == 0 {
+            i
+        } else if j == ny - 1 {
+            nx + 2 * (ny - 2) + i
+        } else {
+            nx + 2 * (j - 1) + usize::from(i != 0)
+        };
+        (before_layer + in_layer) as u32
+    };
     // Each side: the fixed axis, its lattice value and the two axes spanning it.
     for axis in 0..3 {
         let (u_axis, v_axis) = ((axis + 1) % 3, (axis + 2) % 3);
@@ -182,7 +191,7 @@ pub fn box_surface(size: [f64; 3], n: [usize; 3]) -> Mesh {
                         ijk[axis] = side;
                         ijk[u_axis] = u + du;
                         ijk[v_axis] = v + dv;
-                        index[flat(ijk[0], ijk[1], ijk[2])]
+                        index(ijk[0], ijk[1], ijk[2])
                     };
                     // (u,v) (u+1,v) (u+1,v+1) (u,v+1) winds about +axis because u × v = axis.
                     let quad = [corner(0, 0), corner(1, 0), corner(1, 1), corner(0, 1)];

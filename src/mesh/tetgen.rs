@@ -7,7 +7,7 @@
 //! ([`super::Mesh::set_boundary_faces`]); every node stays a vertex, in file order.
 
 use super::obj::parse_coordinate;
-use super::Mesh;
+use super::{Mesh, MAX_VERTICES};
 use anyhow::{bail, Context, Result};
 use glam::DVec3;
 use std::path::Path;
@@ -60,6 +60,9 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
     if node_count > nodes.len() / 4 + 1 {
         bail!(".node line {line}: header claims {node_count} nodes, more than the file can hold");
     }
+    if node_count > MAX_VERTICES {
+        bail!(".node line {line}: {node_count} nodes; at most {MAX_VERTICES} are supported");
+    }
     let mut mesh = Mesh::new();
     mesh.positions.reserve(node_count);
     let mut first_index = None;
@@ -70,11 +73,11 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
         }
         let index = count(words.first(), "the node index", line).with_context(at)?;
         let base = *first_index.get_or_insert(index);
-        if index != base + mesh.positions.len() {
+        if base.checked_add(mesh.positions.len()) != Some(index) {
             bail!(
                 "{}: node {index} is out of order (expected {})",
                 at(),
-                base + mesh.positions.len()
+                base as u128 + mesh.positions.len() as u128
             );
         }
         let xyz = [1, 2, 3].map(|k| parse_coordinate(words[k]));
@@ -171,6 +174,12 @@ mod tests {
                 "6 nodes per tetrahedron",
             ),
             (good_nodes, "2 4 0\n0 0 1 2 3\n", "the file has 1"),
+            // A first index of usize::MAX: adding the node count to it overflowed.
+            (
+                "2 3 0 0\n18446744073709551615 0 0 0\n0 0 0 0\n",
+                "1 4 0\n0 0 1 2 3\n",
+                "node 0 is out of order (expected 18446744073709551616)",
+            ),
         ] {
             let message = format!("{:#}", parse_tetgen(nodes, elements).unwrap_err());
             assert!(message.contains(needle), "{needle}: {message}");

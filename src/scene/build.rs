@@ -11,17 +11,15 @@ use crate::constraints::tet_volume::{tet_volume, TetVolumeConstraint};
 use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
 use crate::constraints::Material;
 use crate::generate::{generate, BendingKind, Generated, Recipe, Source};
-use crate::mesh::{obj, ply, primitives, tetgen, Mesh};
+use crate::mesh::{obj, ply, primitives, tetgen, Mesh, MAX_VERTICES};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
 use crate::output::naming;
 use crate::solver::colouring::ConstraintBlock;
 use anyhow::{anyhow, bail, Context, Result};
 use glam::DVec3;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Most particles one scene may hold (indices are 32-bit).
-pub const MAX_PARTICLES: u64 = 200_000_000;
 /// Memory a particle costs with its share of constraints, topology and output buffers
 /// (an upper estimate for a cloth: ~3 edges and ~3 hinges per particle), bytes.
 pub const BYTES_PER_PARTICLE: u64 = 1024;
@@ -59,15 +57,26 @@ fn material(table: &dyn Resistance, solver: SolverKind, iterations: usize) -> Ma
 
 pub fn build(scene: &LoadedScene) -> Result<Built> {
     let file = &scene.file;
-    check_size(file)?;
+    let mut particle_budget = primitive_particles(file)?;
+    check_memory(particle_budget)?;
     let mut warnings = Vec::new();
     let mut particles = Particles::default();
     let mut objects = Vec::new();
     let mut constraints = Constraints::default();
+    let collider_index: BTreeMap<&str, usize> = file
+        .colliders
+        .iter()
+        .enumerate()
+        .map(|(k, c)| (c.name.as_str(), k))
+        .collect();
 
     for (k, object) in file.objects.iter().enumerate() {
         let key = format!("object[{k}] ({})", object.name);
         let mut mesh = geometry(object, &scene.base_dir).with_context(|| key.clone())?;
+        if object.mesh.is_some() {
+            particle_budget += mesh.positions.len() as u64;
+            check_memory(particle_budget).with_context(|| key.clone())?;
+        }
         place(&mut mesh, object);
         if let Some((k, p)) = mesh
             .positions
@@ -146,7 +155,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             pinned_to: object
                 .pin_to
                 .as_ref()
-                .and_then(|name| file.colliders.iter().position(|c| &c.name == name)),
+                .and_then(|name| collider_index.get(name.as_str()).copied()),
             pivot: DVec3::from_array(object.translate),
             triangles,
             topology: mesh,
@@ -346,9 +355,10 @@ impl ObjectPart<'_> {
     }
 }
 
-/// Refuses scenes whose primitives would need more particles or memory than this machine has,
-/// before anything is allocated. Mesh files are bounded by their size on disk.
-fn check_size(file: &SceneFile) -> Result<()> {
+/// Particles of the scene's primitives (`grid`, `rope`, `sphere`, `box`), computed from their
+/// parameters with checked arithmetic before anything is allocated; an object above
+/// [`MAX_VERTICES`] is refused. Mesh files are counted as each is read.
+pub fn primitive_particles(file: &SceneFile) -> Result<u64> {
     let mut total: u64 = 0;
     for (k, object) in file.objects.iter().enumerate() {
         let (count, what) = if let Some(g) = &object.grid {
@@ -360,7 +370,9 @@ fn check_size(file: &SceneFile) -> Result<()> {
             (r.segments.checked_add(1), "rope.segments")
         } else if let Some(s) = &object.sphere {
             (
-                primitives::sphere_vertex_count(s.subdivisions as u32),
+                u32::try_from(s.subdivisions)
+                    .ok()
+                    .and_then(primitives::sphere_vertex_count),
                 "sphere.subdivisions",
             )
         } else if let Some(b) = &object.box_shape {
@@ -374,18 +386,22 @@ fn check_size(file: &SceneFile) -> Result<()> {
             continue;
         };
         let count = count.unwrap_or(u64::MAX);
-        total = total.saturating_add(count);
-        if count > MAX_PARTICLES {
-            bail!(
-                "object[{k}].{what}: {count} particles is more than the limit of {MAX_PARTICLES}"
-            );
+        if count > MAX_VERTICES as u64 {
+            bail!("object[{k}].{what}: {count} particles is more than the limit of {MAX_VERTICES}");
         }
+        total += count;
     }
-    let needed = total.saturating_mul(BYTES_PER_PARTICLE);
+    Ok(total)
+}
+
+/// Refuses `particles` in all when their model would need more memory than is available
+/// (estimated at [`BYTES_PER_PARTICLE`] each), before it is built.
+fn check_memory(particles: u64) -> Result<()> {
+    let needed = particles.saturating_mul(BYTES_PER_PARTICLE);
     if let Some(available) = available_memory() {
         if needed > available {
             bail!(
-                "the scene needs about {} of memory for {total} particles, but {} is available",
+                "the scene needs about {} of memory for {particles} particles, but {} is available",
                 human_bytes(needed),
                 human_bytes(available)
             );
@@ -413,20 +429,57 @@ pub fn human_bytes(bytes: u64) -> String {
     format!("{value:.1} PiB")
 }
 
+/// What a mesh file is read for, which decides the formats it may have.
+#[derive(Clone, Copy, PartialEq)]
+enum MeshUse {
+    /// A simulated object: OBJ, PLY or TetGen.
+    Object,
+    /// A collider: a surface, OBJ or PLY.
+    Collider,
+}
+
+/// Reads the mesh file `name` (relative to `base_dir`) by its extension. A file larger than
+/// the memory available is refused before it is read: the readers hold a file's text whole.
+fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
+    let path = base_dir.join(name);
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let read: fn(&Path) -> Result<Mesh> = match (extension.as_deref(), purpose) {
+        (Some("obj"), _) => obj::read_obj,
+        (Some("ply"), _) => ply::read_ply,
+        (Some("node"), MeshUse::Object) => tetgen::read_tetgen,
+        (_, MeshUse::Object) => bail!("`{name}` is not .obj, .ply or a TetGen .node"),
+        (_, MeshUse::Collider) => bail!("`{name}` is neither .obj nor .ply"),
+    };
+    // A TetGen mesh is two files. A missing file is left to the reader, which names it.
+    let files = [path.clone(), path.with_extension("ele")];
+    let files = if extension.as_deref() == Some("node") {
+        &files[..]
+    } else {
+        &files[..1]
+    };
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    if let Some(available) = available_memory() {
+        if bytes > available {
+            bail!(
+                "`{name}` needs at least {} of memory to read, but {} is available",
+                human_bytes(bytes),
+                human_bytes(available)
+            );
+        }
+    }
+    read(&path)
+}
+
 fn geometry(object: &Object, base_dir: &Path) -> Result<Mesh> {
     if let Some(path) = &object.mesh {
-        let full = base_dir.join(path);
-        let extension = full
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        return match extension.as_deref() {
-            Some("obj") => obj::read_obj(&full),
-            Some("ply") => ply::read_ply(&full),
-            Some("node") => tetgen::read_tetgen(&full),
-            _ => Err(anyhow!("`{path}` is not .obj, .ply or a TetGen .node")),
-        }
-        .context("mesh");
+        return read_mesh(base_dir, path, MeshUse::Object).context("mesh");
     }
     if let Some(g) = &object.grid {
         return Ok(primitives::grid(
@@ -609,19 +662,7 @@ fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animatio
 /// A mesh collider's frames: one file, or with `{frame}` in the name a file per output frame,
 /// read from `start_frame` on until one is missing (the last is held after it).
 fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Result<MeshGeometry> {
-    let read = |name: &str| -> Result<Mesh> {
-        let path = base_dir.join(name);
-        match path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            Some("obj") => obj::read_obj(&path),
-            Some("ply") => ply::read_ply(&path),
-            _ => Err(anyhow!("`{name}` is neither .obj nor .ply")),
-        }
-    };
+    let read = |name: &str| read_mesh(base_dir, name, MeshUse::Collider);
     let mut frames: Vec<Vec<DVec3>> = Vec::new();
     let mut triangles = Vec::new();
     if template.contains("{frame") {

@@ -19,11 +19,19 @@ pub struct LoadedScene {
     pub file: SceneFile,
 }
 
+/// Reads the scene file at `path` and applies the `--set` overrides.
 pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedScene> {
     let bytes =
         std::fs::read(path).with_context(|| format!("cannot read scene {}", path.display()))?;
-    let text = String::from_utf8(bytes.clone()).map_err(|e| {
-        let valid = &bytes[..e.utf8_error().valid_up_to()];
+    load_bytes(path, &bytes, overrides)
+}
+
+/// Reads a scene from `bytes` as though they were the contents of the file at `path`: errors
+/// name `path`, relative mesh paths resolve against its folder, and nothing is read from
+/// disk. [`load`] reads the file and comes here; the fuzzer comes here directly.
+pub fn load_bytes(path: &Path, bytes: &[u8], overrides: &[String]) -> Result<LoadedScene> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let valid = &bytes[..e.valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         let column = valid.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
         anyhow!(
@@ -31,9 +39,9 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedScene> {
             path.display()
         )
     })?;
-    let mut file = parse(&text).map_err(|e| anyhow!("{}:{e}", path.display()))?;
+    let mut file = parse(text).map_err(|e| anyhow!("{}:{e}", path.display()))?;
     if !overrides.is_empty() {
-        file = apply_overrides(&text, overrides)
+        file = apply_overrides(text, overrides)
             .with_context(|| format!("{}: in a --set override", path.display()))?;
     }
     let base_dir = path
@@ -44,7 +52,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedScene> {
     Ok(LoadedScene {
         path: path.to_path_buf(),
         base_dir,
-        sha256: sha256_hex(&bytes),
+        sha256: sha256_hex(bytes),
         file,
     })
 }
@@ -86,7 +94,7 @@ fn located(text: &str, error: &toml::de::Error, key_path: &str) -> anyhow::Error
     match error.span() {
         Some(span) => at_span(text, span.start, key_path, &message),
         None if key_path.is_empty() || key_path == "." => anyhow!(" {message}"),
-        None => anyhow!(" {key_path}: {message}"),
+        None => anyhow!(" {}: {message}", shown_line(key_path, 1).0),
     }
 }
 
@@ -95,16 +103,57 @@ fn at_span(text: &str, offset: usize, key_path: &str, message: &str) -> anyhow::
     let key = if key_path.is_empty() || key_path == "." {
         String::new()
     } else {
-        format!("{key_path}: ")
+        format!("{}: ", shown_line(key_path, 1).0)
     };
     let (line, column, source_line) = line_column(text, offset);
-    let caret = " ".repeat(column.saturating_sub(1)) + "^";
-    anyhow!("{line}:{column}: {key}{message}\n    | {source_line}\n    | {caret}")
+    let (shown, caret_column) = shown_line(source_line, column);
+    let caret = " ".repeat(caret_column.saturating_sub(1)) + "^";
+    anyhow!("{line}:{column}: {key}{message}\n    | {shown}\n    | {caret}")
 }
 
-/// Serde names Rust types; say what they mean to someone writing a scene.
+/// Longest source line an error shows whole, in characters.
+const MAX_SHOWN_LINE: usize = 100;
+
+/// The part of `line` an error shows: all of it when short, else [`MAX_SHOWN_LINE`]
+/// characters around 1-based `column` with `…` where it was cut. Returns the text and the
+/// column of the caret in it.
+fn shown_line(line: &str, column: usize) -> (String, usize) {
+    let length = line.chars().count();
+    if length <= MAX_SHOWN_LINE {
+        return (line.to_string(), column);
+    }
+    let start = column
+        .saturating_sub(MAX_SHOWN_LINE / 2)
+        .min(length - MAX_SHOWN_LINE);
+    let window: String = line.chars().skip(start).take(MAX_SHOWN_LINE).collect();
+    let before = if start > 0 { "…" } else { "" };
+    let after = if start + MAX_SHOWN_LINE < length {
+        "…"
+    } else {
+        ""
+    };
+    (
+        format!("{before}{window}{after}"),
+        column - start + before.chars().count(),
+    )
+}
+
+/// Serde names Rust types; say what they mean to someone writing a scene. Text quoted from
+/// the scene (`` `name` ``) is clipped, so a megabyte-long key gives a short message.
 fn plain_words(message: &str) -> String {
-    message
+    let clipped: Vec<String> = message
+        .split('`')
+        .enumerate()
+        .map(|(k, part)| {
+            if k % 2 == 1 {
+                shown_line(part, 1).0
+            } else {
+                part.to_string()
+            }
+        })
+        .collect();
+    clipped
+        .join("`")
         .replace("expected u64", "expected a whole number >= 0")
         .replace("expected f64", "expected a number")
         .replace("expected a boolean", "expected true or false")
@@ -199,10 +248,13 @@ fn suggestion(message: &str) -> Option<String> {
     }
     let quoted: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
     let (unknown, candidates) = quoted.split_first()?;
+    let allowed = |c: &str| (c.len().max(unknown.len()) / 3).max(1);
     candidates
         .iter()
+        // The distance is at least the difference in length: skip the hopeless ones unmeasured.
+        .filter(|c| c.len().abs_diff(unknown.len()) <= allowed(c))
         .map(|c| (edit_distance(unknown, c), *c))
-        .filter(|&(d, c)| d <= (c.len().max(unknown.len()) / 3).max(1))
+        .filter(|&(d, c)| d <= allowed(c))
         .min()
         .map(|(_, c)| c.to_string())
 }
@@ -240,7 +292,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
     let mut document: toml::Table = toml::from_str(text)?;
     for assignment in overrides {
-        apply_override(&mut document, assignment).with_context(|| format!("--set {assignment}"))?;
+        apply_override(&mut document, assignment)
+            .with_context(|| format!("--set {}", shown_line(assignment, 1).0))?;
     }
     let root = toml::Value::Table(document);
     check_finite(&root, "")?;
@@ -257,6 +310,11 @@ fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
     Ok(file)
 }
 
+/// Most parts a `--set` key may have. The deepest scene keys have four
+/// (`object.NAME.stretch.compliance`); a much deeper one would only build tables nested so
+/// deep that reading and dropping them overflows the stack.
+const MAX_KEY_PARTS: usize = 16;
+
 fn apply_override(document: &mut toml::Table, assignment: &str) -> Result<()> {
     let (key, raw_value) = assignment
         .split_once('=')
@@ -264,7 +322,13 @@ fn apply_override(document: &mut toml::Table, assignment: &str) -> Result<()> {
     let value = parse_value(raw_value.trim())?;
     let segments: Vec<&str> = key.trim().split('.').collect();
     if segments.iter().any(|s| s.is_empty()) {
-        bail!("`{key}` is not a dotted key path");
+        bail!("`{}` is not a dotted key path", shown_line(key, 1).0);
+    }
+    if segments.len() > MAX_KEY_PARTS {
+        bail!(
+            "the key has {} parts; scene keys have at most {MAX_KEY_PARTS}",
+            segments.len()
+        );
     }
     let (mut table, rest): (&mut toml::Table, &[&str]) = match segments.as_slice() {
         [array @ ("object" | "collider"), selector, rest @ ..] if !rest.is_empty() => {
@@ -330,7 +394,8 @@ fn parse_value(raw: &str) -> Result<toml::Value> {
         Ok(toml::Value::String(raw.to_string()))
     } else {
         bail!(
-            "`{raw}` is not a TOML value (numbers must fit a 64-bit float; quote text as \"...\")"
+            "`{}` is not a TOML value (numbers must fit a 64-bit float; quote text as \"...\")",
+            shown_line(raw, 1).0
         )
     }
 }
@@ -411,6 +476,32 @@ mod tests {
             toml::Value::String("pbd".into())
         );
         assert_eq!(parse_value("40").unwrap(), toml::Value::Integer(40));
+    }
+
+    #[test]
+    fn long_lines_are_shown_around_the_column() {
+        let line = format!("a = [{}x]", "1, ".repeat(1000));
+        let message = error_of(&line);
+        let shown: Vec<&str> = message.lines().skip(1).collect();
+        assert!(shown[0].chars().count() < MAX_SHOWN_LINE + 10, "{message}");
+        assert!(shown[0].starts_with("    | …") && shown[0].ends_with("x]"));
+        // The caret still points at the `x`.
+        let caret = shown[1].chars().count() - 1;
+        assert_eq!(shown[0].chars().nth(caret), Some('x'), "{message}");
+        assert_eq!(shown_line("short", 3), ("short".to_string(), 3));
+    }
+
+    #[test]
+    fn megabyte_keys_give_short_messages() {
+        let key = "k".repeat(1_000_000);
+        for text in [
+            format!("[simulation]\n{key} = 1\n"),
+            format!("[simulation]\nsolver = \"{key}\"\n"),
+            format!("[simulation]\n{key} = nan\n"),
+        ] {
+            let message = error_of(&text);
+            assert!(message.len() < 1000, "{} bytes", message.len());
+        }
     }
 
     #[test]

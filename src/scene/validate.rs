@@ -5,6 +5,7 @@
 
 use super::types::*;
 use crate::output::naming;
+use std::collections::BTreeSet;
 
 /// Problems that stop the run, and warnings that do not.
 #[derive(Debug, Default)]
@@ -44,6 +45,7 @@ pub fn validate(scene: &SceneFile) -> Report {
     if scene.objects.is_empty() {
         report.error("object", "the scene has no [[object]] to simulate");
     }
+    let collider_names: BTreeSet<&str> = scene.colliders.iter().map(|c| c.name.as_str()).collect();
     for (k, object) in scene.objects.iter().enumerate() {
         check_object(
             object,
@@ -54,20 +56,19 @@ pub fn validate(scene: &SceneFile) -> Report {
         check_keys(&object.keys, &format!("object[{k}]"), &mut report);
         if let Some(target) = &object.pin_to {
             let key = format!("object[{k}].pin_to");
-            match scene.colliders.iter().find(|c| &c.name == target) {
-                None => {
-                    let names: Vec<&str> =
-                        scene.colliders.iter().map(|c| c.name.as_str()).collect();
-                    report.error(
-                        key,
-                        format!("no collider named `{target}` (have: {})", names.join(", ")),
-                    );
-                }
-                Some(_) if !object.keys.is_empty() => report.error(
+            if !collider_names.contains(target.as_str()) {
+                report.error(
+                    key,
+                    format!(
+                        "no collider named `{target}` (have: {})",
+                        name_list(scene.colliders.iter().map(|c| c.name.as_str()))
+                    ),
+                );
+            } else if !object.keys.is_empty() {
+                report.error(
                     key,
                     "an object's pins follow either its `keys` or a collider, not both",
-                ),
-                Some(_) => {}
+                );
             }
             if object.pin.is_empty() && object.pin_region.is_none() {
                 report.warn(
@@ -104,15 +105,27 @@ pub fn validate(scene: &SceneFile) -> Report {
 
 /// Refuses a name used by an earlier element of the same `[[table]]` array.
 fn unique_names<'a>(table: &str, names: impl Iterator<Item = &'a String>, report: &mut Report) {
-    let mut seen: Vec<&String> = Vec::new();
+    let mut seen: BTreeSet<&String> = BTreeSet::new();
     for (k, name) in names.enumerate() {
-        if seen.contains(&name) {
+        if !seen.insert(name) {
             report.error(
                 format!("{table}[{k}].name"),
                 format!("`{name}` is used by an earlier {table}"),
             );
         }
-        seen.push(name);
+    }
+}
+
+/// Names for a message: all of them when few, else the first ones and how many there are,
+/// so that each of many errors stays short.
+fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 10;
+    let count = names.len();
+    let shown: Vec<&str> = names.take(SHOWN).collect();
+    if count > SHOWN {
+        format!("{}, … ({count} in all)", shown.join(", "))
+    } else {
+        shown.join(", ")
     }
 }
 
@@ -513,5 +526,18 @@ fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
             format!("{key}.restitution"),
             format!("must be from 0 to 1, got {}", collider.restitution),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_name_lists_are_cut() {
+        assert_eq!(name_list(["a", "b"].into_iter()), "a, b");
+        let many: Vec<String> = (0..50_000).map(|k| format!("c{k}")).collect();
+        let list = name_list(many.iter().map(String::as_str));
+        assert!(list.ends_with("c9, … (50000 in all)"), "{list}");
     }
 }

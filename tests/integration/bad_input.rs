@@ -85,6 +85,10 @@ fn command_line_mistakes_exit_2() {
         ),
         (vec!["--set", "simulation.fps"], "KEY=VALUE"),
         (vec!["--set", "simulation.fps=nan"], "not a finite number"),
+        (
+            vec!["--set", "output.name=\"../{frame}\""],
+            "plain file name",
+        ),
         (vec!["--bogus"], "--bogus"),
     ] {
         let output = ws.run(good, &args);
@@ -96,6 +100,56 @@ fn command_line_mistakes_exit_2() {
         .output()
         .unwrap();
     assert_refused(&missing, "no/such/scene.toml", "missing scene");
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    // 100 000 levels in every form TOML nests, written here rather than committed. Each is
+    // refused with exit 2 and a short message (the offending line is shown clipped).
+    const DEPTH: usize = 100_000;
+    let ws = Workspace::new();
+    let chain = vec!["a"; DEPTH].join(".");
+    for (name, scene) in [
+        (
+            "arrays",
+            format!("a = {}{}\n", "[".repeat(DEPTH), "]".repeat(DEPTH)),
+        ),
+        (
+            "inline_tables",
+            format!("a = {}1{}\n", "{ b = ".repeat(DEPTH), " }".repeat(DEPTH)),
+        ),
+        (
+            "arrays_of_tables",
+            format!("a = {}{{}}{}\n", "[".repeat(DEPTH), "]".repeat(DEPTH)),
+        ),
+        ("table_header", format!("[{chain}]\n")),
+        ("dotted_key", format!("{chain} = 1\n")),
+    ] {
+        let file = format!("{name}.toml");
+        let path = ws.write(&file, &scene);
+        let check = Command::new(BIN).arg("check").arg(&path).output().unwrap();
+        assert_refused(&check, &file, name);
+        assert!(
+            check.stderr.len() < 1000,
+            "{name}: {} bytes of stderr",
+            check.stderr.len()
+        );
+    }
+    // `--set` builds its own tables: a key of 60 000 parts (about the longest argument Linux
+    // passes) would nest them too deep to drop.
+    let good = "[[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [3, 3] }\ndensity = 0.1\n";
+    let key = format!("--set=simulation.{}=1", vec!["a"; 60_000].join("."));
+    let output = ws.run(good, &[&key]);
+    assert_refused(&output, "scene keys have at most 16", "deep --set key");
+    let value = format!(
+        "--set=simulation.fps={}{}",
+        "[".repeat(60_000),
+        "]".repeat(60_000)
+    );
+    let output = ws.run(good, &[&value]);
+    assert_refused(&output, "is not a TOML value", "deep --set value");
+    assert!(output.stderr.len() < 1000);
+    assert!(!ws.out().exists());
 }
 
 #[test]
