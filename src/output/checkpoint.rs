@@ -60,7 +60,8 @@ pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8
 /// Writes the state after `frame` and removes checkpoints older than the newest [`KEEP`].
 pub fn write(out_dir: &Path, fingerprint: &[u8; 32], frame: u64, state: &[u8]) -> Result<()> {
     let dir = directory(out_dir);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("frame {frame}: cannot create {}", dir.display()))?;
     let version = env!("CARGO_PKG_VERSION").as_bytes();
     let mut bytes = Vec::with_capacity(state.len() + 128);
     bytes.extend_from_slice(MAGIC);
@@ -73,7 +74,8 @@ pub fn write(out_dir: &Path, fingerprint: &[u8; 32], frame: u64, state: &[u8]) -
     bytes.extend_from_slice(state);
     let checksum: [u8; 32] = Sha256::digest(&bytes).into();
     bytes.extend_from_slice(&checksum);
-    write_atomically(&dir.join(file_name(frame)), &bytes)?;
+    write_atomically(&dir.join(file_name(frame)), &bytes)
+        .with_context(|| format!("frame {frame}"))?;
     for (_, old) in list(out_dir)?.into_iter().skip(KEEP) {
         let _ = std::fs::remove_file(old);
     }

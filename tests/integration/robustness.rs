@@ -17,13 +17,17 @@ fn scene() -> PathBuf {
 const CHECKPOINT_EVERY: &str = "output.checkpoint_every=4";
 
 fn run_args(out: &Path, extra: &[&str]) -> Command {
+    run_args_with(out, CHECKPOINT_EVERY, extra)
+}
+
+fn run_args_with(out: &Path, setting: &str, extra: &[&str]) -> Command {
     let mut command = Command::new(BIN);
     command
         .arg("run")
         .arg(scene())
         .arg("--out")
         .arg(out)
-        .args(["--quiet", "--set", CHECKPOINT_EVERY])
+        .args(["--quiet", "--set", setting])
         .args(extra);
     command
 }
@@ -42,8 +46,14 @@ fn frame_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn reference_cache() -> (Workspace, BTreeMap<String, Vec<u8>>) {
+    reference_cache_every(CHECKPOINT_EVERY)
+}
+
+fn reference_cache_every(setting: &str) -> (Workspace, BTreeMap<String, Vec<u8>>) {
     let ws = Workspace::new();
-    let status = run_args(&ws.out(), &["--threads", "1"]).status().unwrap();
+    let status = run_args_with(&ws.out(), setting, &["--threads", "1"])
+        .status()
+        .unwrap();
     assert!(status.success());
     let files = frame_files(&ws.out());
     assert_eq!(files.len(), 48, "a PLY file for each of 48 frames");
@@ -196,7 +206,7 @@ fn a_full_disk_stops_with_exit_code_1_naming_the_frame_and_keeps_whole_frames() 
     // 80 KiB per file at most (bash counts `ulimit -f` in KiB): the banner's PLY frames
     // start at 74.5 KB and grow past the limit as it tears into more vertices.
     let command = format!(
-        "ulimit -f 80; exec '{BIN}' run '{}' --out '{}' --quiet",
+        "ulimit -f 80; exec '{BIN}' run '{}' --out '{}' --quiet --set output.checkpoint_every=0",
         scene().display(),
         ws.out().display()
     );
@@ -224,6 +234,38 @@ fn a_full_disk_stops_with_exit_code_1_naming_the_frame_and_keeps_whole_frames() 
         assert!(mesh.positions.len() >= 32 * 32, "{name}");
     }
     assert_eq!(stats(&ws.out()).pop().unwrap()["status"], "io_error");
+}
+
+#[test]
+fn a_checkpoint_that_no_longer_fits_stops_the_run_and_the_one_before_resumes_it() {
+    // Checkpoints grow as the banner tears (255.8 KB after frame 8, 264.5 KB after frame
+    // 20): with 255 KiB per file the early ones fit and a later one does not.
+    let ws = Workspace::new();
+    let every = "output.checkpoint_every=2";
+    let command = format!(
+        "ulimit -f 255; exec '{BIN}' run '{}' --out '{}' --quiet --set {every}",
+        scene().display(),
+        ws.out().display()
+    );
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(&command)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("checkpoints/frame."), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert!(frame_files(&ws.out()).len() < 48);
+    // With room again, --resume continues from the last checkpoint that was written and
+    // finishes the cache as if nothing had happened.
+    let (_reference, expected) = reference_cache_every(every);
+    let resumed = run_args_with(&ws.out(), every, &["--resume"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert_same_frames(&frame_files(&ws.out()), &expected);
 }
 
 #[test]
@@ -255,4 +297,30 @@ fn a_symlink_planted_under_a_frame_name_is_replaced_not_followed() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let written = std::fs::symlink_metadata(ws.out().join("banner.0002.ply")).unwrap();
     assert!(written.file_type().is_file());
+}
+
+#[test]
+fn sigterm_stops_gracefully_and_a_second_signal_stops_at_once() {
+    // One SIGTERM: graceful, exit 143, summary "interrupted".
+    let ws = Workspace::new();
+    let mut child = start_and_wait_for_checkpoint(&ws.out(), 4, "1");
+    // SAFETY: plain kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_eq!(stats(&ws.out()).pop().unwrap()["status"], "interrupted");
+    // SIGTERM and SIGINT together: the second one handled exits at once, before the frame
+    // boundary, so no summary is written.
+    let ws = Workspace::new();
+    let mut child = start_and_wait_for_checkpoint(&ws.out(), 4, "1");
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    }
+    let code = child.wait().unwrap().code();
+    assert!(code == Some(130) || code == Some(143), "{code:?}");
+    let last = stats(&ws.out()).pop().unwrap();
+    assert_ne!(
+        last["type"], "summary",
+        "it stopped at once, not at the frame boundary"
+    );
 }
