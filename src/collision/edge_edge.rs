@@ -101,50 +101,69 @@ pub fn segment_distance(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> f64 {
     (p1 + (q1 - p1) * s).distance(p2 + (q2 - p2) * t)
 }
 
-/// Every pair of `edges` sharing no particle whose swept boxes over the substep
-/// (`x_prev` → `x`) come within `distance`, that `allowed` accepts and whose side is known
-/// (see the module notes), sorted. Candidates come from a [`Bvh`] over the swept boxes.
-pub fn find_edge_contacts(
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    edges: &[[u32; 2]],
-    distance: f64,
-    allowed: impl Fn(u32, u32) -> bool,
-) -> Vec<EdgeContact> {
-    let ends = |e: [u32; 2], at: &[DVec3]| e.map(|k| at[k as usize]);
-    // Boxes grown by half the distance each overlap when the edges come within it.
-    let swept: Vec<(DVec3, DVec3)> = edges
-        .iter()
-        .map(|&e| {
-            let ([a, b], [a0, b0]) = (ends(e, x), ends(e, x_prev));
-            bounds([a, b, a0, b0], 0.5 * distance)
-        })
-        .collect();
-    let tree = Bvh::over_boxes(&swept);
-    let mut found = Vec::new();
-    for (i, &ei) in edges.iter().enumerate() {
-        let (min, max) = swept[i];
-        let i = i as u32;
-        tree.for_each_overlapping(min, max, |j| {
-            let ej = edges[j as usize];
-            if j <= i || ei.iter().any(|k| ej.contains(k)) {
-                return;
-            }
-            let Some(side) = interior_side(ends(ei, x_prev), ends(ej, x_prev))
-                .or_else(|| interior_side(ends(ei, x), ends(ej, x)))
-            else {
-                return;
-            };
-            if allowed(i, j) {
-                found.push(EdgeContact {
-                    edges: [i, j],
-                    side,
-                });
-            }
-        });
+/// The edges' swept boxes over a substep (`x_prev` → `x`), each grown by half the contact
+/// distance (so two overlap when the edges come within it), in a [`Bvh`]: built once per
+/// substep, then queried for any share of the edges (by any thread).
+pub struct EdgeSweep {
+    swept: Vec<(DVec3, DVec3)>,
+    tree: Bvh,
+}
+
+fn ends(e: [u32; 2], at: &[DVec3]) -> [DVec3; 2] {
+    e.map(|k| at[k as usize])
+}
+
+impl EdgeSweep {
+    pub fn new(x: &[DVec3], x_prev: &[DVec3], edges: &[[u32; 2]], distance: f64) -> Self {
+        let swept: Vec<(DVec3, DVec3)> = edges
+            .iter()
+            .map(|&e| {
+                let ([a, b], [a0, b0]) = (ends(e, x), ends(e, x_prev));
+                bounds([a, b, a0, b0], 0.5 * distance)
+            })
+            .collect();
+        let tree = Bvh::over_boxes(&swept);
+        EdgeSweep { swept, tree }
     }
-    found.sort_unstable_by_key(|c| c.edges);
-    found
+
+    /// Every pair `[i, j]`, `i` in `share`, `j > i`, of edges sharing no particle whose
+    /// swept boxes overlap, that `allowed` accepts and whose side is known (see the module
+    /// notes), sorted.
+    pub fn contacts(
+        &self,
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        edges: &[[u32; 2]],
+        share: std::ops::Range<usize>,
+        allowed: impl Fn(u32, u32) -> bool,
+    ) -> Vec<EdgeContact> {
+        let mut found = Vec::new();
+        for i in share {
+            let ei = edges[i];
+            let (min, max) = self.swept[i];
+            let i = i as u32;
+            let start = found.len();
+            self.tree.for_each_overlapping(min, max, |j| {
+                let ej = edges[j as usize];
+                if j <= i || ei.iter().any(|k| ej.contains(k)) {
+                    return;
+                }
+                let Some(side) = interior_side(ends(ei, x_prev), ends(ej, x_prev))
+                    .or_else(|| interior_side(ends(ei, x), ends(ej, x)))
+                else {
+                    return;
+                };
+                if allowed(i, j) {
+                    found.push(EdgeContact {
+                        edges: [i, j],
+                        side,
+                    });
+                }
+            });
+            found[start..].sort_unstable_by_key(|c| c.edges[1]);
+        }
+        found
+    }
 }
 
 /// Projects one contact (see the module notes); `distance` is 2r. Returns whether it
@@ -221,7 +240,13 @@ mod tests {
         let x_prev = crossed_edges(0.02);
         let mut x = crossed_edges(-0.01);
         let edges = [[0, 1], [2, 3]];
-        let contacts = find_edge_contacts(&x, &x_prev, &edges, 0.01, |_, _| true);
+        let contacts = EdgeSweep::new(&x, &x_prev, &edges, 0.01).contacts(
+            &x,
+            &x_prev,
+            &edges,
+            0..2,
+            |_, _| true,
+        );
         assert_eq!(contacts.len(), 1);
         let inv_mass = [1.0, 1.0, 0.0, 0.0]; // edge 1 pinned
         let before = x.clone();
@@ -252,7 +277,8 @@ mod tests {
             DVec3::new(6.0, 5.0, 5.0),
         ];
         let edges = [[0, 1], [0, 2], [3, 4]];
-        let contacts = find_edge_contacts(&x, &x, &edges, 0.01, |_, _| true);
+        let contacts =
+            EdgeSweep::new(&x, &x, &edges, 0.01).contacts(&x, &x, &edges, 0..3, |_, _| true);
         assert!(contacts.is_empty(), "{contacts:?}");
     }
 }

@@ -37,54 +37,68 @@ pub struct TriangleContact {
     pub side: f64,
 }
 
-/// Every (particle of `particles`, triangle) whose swept boxes over the substep
-/// (`x_prev` → `x`) come within `distance`, that `allowed(particle, triangle)` accepts and
-/// whose side is known (see the module notes), sorted by particle then triangle. Candidates
-/// come from a [`Bvh`] over the triangles' swept boxes.
-pub fn find_triangle_contacts(
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    particles: &[u32],
-    triangles: &[[u32; 3]],
+/// The triangles' swept boxes over a substep (`x_prev` → `x`), grown by the contact
+/// distance, in a [`Bvh`]: built once per substep, then queried for any share of the
+/// particles (by any thread).
+pub struct TriangleSweep {
+    tree: Bvh,
     distance: f64,
-    allowed: impl Fn(u32, u32) -> bool,
-) -> Vec<TriangleContact> {
-    let corners = |t: [u32; 3], at: &[DVec3]| t.map(|k| at[k as usize]);
-    let swept: Vec<(DVec3, DVec3)> = triangles
-        .iter()
-        .map(|&t| {
-            bounds(
-                corners(t, x).into_iter().chain(corners(t, x_prev)),
-                distance,
-            )
-        })
-        .collect();
-    let tree = Bvh::over_boxes(&swept);
-    let mut found = Vec::new();
-    for &p in particles {
-        let (p1, p0) = (x[p as usize], x_prev[p as usize]);
-        let (min, max) = bounds([p0, p1], 0.0);
-        tree.for_each_overlapping(min, max, |t| {
-            let triangle = triangles[t as usize];
-            if triangle.contains(&p) {
-                return;
-            }
-            let Some(side) = side_over(corners(triangle, x_prev), p0, 2.0 * distance)
-                .or_else(|| side_over(corners(triangle, x), p1, 0.0))
-            else {
-                return;
-            };
-            if allowed(p, t) {
-                found.push(TriangleContact {
-                    particle: p,
-                    triangle: t,
-                    side,
-                });
-            }
-        });
+}
+
+impl TriangleSweep {
+    pub fn new(x: &[DVec3], x_prev: &[DVec3], triangles: &[[u32; 3]], distance: f64) -> Self {
+        let swept: Vec<(DVec3, DVec3)> = triangles
+            .iter()
+            .map(|&t| {
+                let corners = |at: &[DVec3]| t.map(|k| at[k as usize]);
+                bounds(corners(x).into_iter().chain(corners(x_prev)), distance)
+            })
+            .collect();
+        TriangleSweep {
+            tree: Bvh::over_boxes(&swept),
+            distance,
+        }
     }
-    found.sort_unstable_by_key(|c| (c.particle, c.triangle));
-    found
+
+    /// Every (particle of `particles`, triangle) whose swept boxes come within the
+    /// distance, that `allowed(particle, triangle)` accepts and whose side is known (see
+    /// the module notes), sorted by particle then triangle (for ascending `particles`).
+    pub fn contacts(
+        &self,
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        particles: &[u32],
+        triangles: &[[u32; 3]],
+        allowed: impl Fn(u32, u32) -> bool,
+    ) -> Vec<TriangleContact> {
+        let corners = |t: [u32; 3], at: &[DVec3]| t.map(|k| at[k as usize]);
+        let mut found = Vec::new();
+        for &p in particles {
+            let (p1, p0) = (x[p as usize], x_prev[p as usize]);
+            let (min, max) = bounds([p0, p1], 0.0);
+            let start = found.len();
+            self.tree.for_each_overlapping(min, max, |t| {
+                let triangle = triangles[t as usize];
+                if triangle.contains(&p) {
+                    return;
+                }
+                let Some(side) = side_over(corners(triangle, x_prev), p0, 2.0 * self.distance)
+                    .or_else(|| side_over(corners(triangle, x), p1, 0.0))
+                else {
+                    return;
+                };
+                if allowed(p, t) {
+                    found.push(TriangleContact {
+                        particle: p,
+                        triangle: t,
+                        side,
+                    });
+                }
+            });
+            found[start..].sort_unstable_by_key(|c| c.triangle);
+        }
+        found
+    }
 }
 
 /// The side of triangle `abc` that `p` is on (`+1` along `(b − a) × (c − a)`), when `p`
@@ -152,7 +166,13 @@ mod tests {
 
     fn contacts_of(x: &[DVec3], x_prev: &[DVec3], triangles: &[[u32; 3]]) -> Vec<TriangleContact> {
         let all: Vec<u32> = (0..x.len() as u32).collect();
-        find_triangle_contacts(x, x_prev, &all, triangles, 0.02, |_, _| true)
+        TriangleSweep::new(x, x_prev, triangles, 0.02).contacts(
+            x,
+            x_prev,
+            &all,
+            triangles,
+            |_, _| true,
+        )
     }
 
     #[test]

@@ -12,16 +12,16 @@
 //!   whose spacing exceeds 2r, triangles do not; and their edges are solid against each
 //!   other ([`crate::collision::edge_edge`]), so two folds cannot interlock.
 //!
-//! Candidates are found once per substep, after the prediction, on one thread; the contacts
-//! are projected on one thread in their sorted order (Gauss-Seidel), so the result does not
-//! depend on the thread count.
+//! Candidates are found once per substep, after the prediction: one thread builds the
+//! spatial hash and the trees ([`ParticleContacts::sweep`]), every thread then searches a
+//! contiguous share of the particles and edges, and the shares are joined in order — the
+//! same sorted lists for any thread count. The contacts are projected on one thread in that
+//! order (Gauss-Seidel), so the result does not depend on the thread count.
 
-use crate::collision::edge_edge::{
-    find_edge_contacts, resolve_edge_contact, segment_distance, EdgeContact,
-};
+use crate::collision::edge_edge::{resolve_edge_contact, segment_distance, EdgeContact, EdgeSweep};
 use crate::collision::particles::{find_pairs, resolve_pair};
 use crate::collision::point_triangle::{
-    distance_to_triangle, find_triangle_contacts, resolve_triangle_contact, TriangleContact,
+    distance_to_triangle, resolve_triangle_contact, TriangleContact, TriangleSweep,
 };
 use crate::collision::spatial_hash::SpatialHash;
 use crate::model::Model;
@@ -36,6 +36,22 @@ pub struct Touching {
     pub pairs: usize,
     pub point_triangle: usize,
     pub edge_edge: usize,
+}
+
+/// What one substep's candidate search needs: the particles hashed, the triangles' and the
+/// edges' swept boxes in trees.
+pub struct Sweeps {
+    hash: SpatialHash,
+    triangles: Option<TriangleSweep>,
+    edges: Option<EdgeSweep>,
+}
+
+/// One share of a substep's candidates.
+#[derive(Debug, Default)]
+pub struct Candidates {
+    pairs: Vec<[u32; 2]>,
+    triangle_contacts: Vec<TriangleContact>,
+    edge_contacts: Vec<EdgeContact>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -135,39 +151,74 @@ impl ParticleContacts {
         }
     }
 
-    /// Lists this substep's candidates from the predicted positions `x` and the positions
-    /// at its start `x_prev`.
-    pub fn find(&mut self, x: &[DVec3], x_prev: &[DVec3]) {
-        let reach = PAIR_REACH_RADII * self.radius;
-        let hash = SpatialHash::build(x, &self.particles, reach);
+    /// Builds what this substep's search needs from the predicted positions `x` and the
+    /// positions at its start `x_prev` (one thread).
+    pub fn sweep(&self, x: &[DVec3], x_prev: &[DVec3]) -> Sweeps {
+        let distance = 2.0 * self.radius;
+        let with_triangles = !self.triangles.is_empty();
+        Sweeps {
+            hash: SpatialHash::build(x, &self.particles, PAIR_REACH_RADII * self.radius),
+            triangles: with_triangles
+                .then(|| TriangleSweep::new(x, x_prev, &self.triangles, distance)),
+            edges: with_triangles.then(|| EdgeSweep::new(x, x_prev, &self.edges, distance)),
+        }
+    }
+
+    /// Share `share` of `shares` of this substep's candidates: contiguous ranges of the
+    /// particles and edges, so the shares joined in order are the sorted lists, whatever the
+    /// number of shares (any thread, read-only).
+    pub fn candidates(
+        &self,
+        sweeps: &Sweeps,
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        share: usize,
+        shares: usize,
+    ) -> Candidates {
         let rest = &self.rest;
-        self.pairs = find_pairs(x, &hash, &self.particles, reach, |i, j| {
+        let particles =
+            &self.particles[super::parallel::share(0..self.particles.len(), share, shares)];
+        let reach = PAIR_REACH_RADII * self.radius;
+        let pairs = find_pairs(x, &sweeps.hash, particles, reach, |i, j| {
             self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize]))
         });
-        if self.triangles.is_empty() {
-            return;
-        }
-        self.triangle_contacts = find_triangle_contacts(
-            x,
-            x_prev,
-            &self.particles,
-            &self.triangles,
-            2.0 * self.radius,
-            |p, t| {
-                let corners = self.triangles[t as usize];
+        let triangles = &self.triangles;
+        let triangle_contacts = sweeps.triangles.as_ref().map_or(Vec::new(), |sweep| {
+            sweep.contacts(x, x_prev, particles, triangles, |p, t| {
+                let corners = triangles[t as usize];
                 self.may_touch(p, corners[0], || {
                     distance_to_triangle(rest[p as usize], corners.map(|i| rest[i as usize]))
                 })
-            },
-        );
-        let edges = &self.edges;
-        self.edge_contacts = find_edge_contacts(x, x_prev, edges, 2.0 * self.radius, |i, j| {
-            let ([a, b], [c, d]) = (edges[i as usize], edges[j as usize]);
-            self.may_touch(a, c, || {
-                let r = |k: u32| rest[k as usize];
-                segment_distance(r(a), r(b), r(c), r(d))
             })
         });
+        let edges = &self.edges;
+        let edge_share = super::parallel::share(0..edges.len(), share, shares);
+        let edge_contacts = sweeps.edges.as_ref().map_or(Vec::new(), |sweep| {
+            sweep.contacts(x, x_prev, edges, edge_share, |i, j| {
+                let ([a, b], [c, d]) = (edges[i as usize], edges[j as usize]);
+                self.may_touch(a, c, || {
+                    let r = |k: u32| rest[k as usize];
+                    segment_distance(r(a), r(b), r(c), r(d))
+                })
+            })
+        });
+        Candidates {
+            pairs,
+            triangle_contacts,
+            edge_contacts,
+        }
+    }
+
+    /// Takes this substep's candidates: the shares, in share order.
+    pub fn set_candidates(&mut self, shares: impl IntoIterator<Item = Candidates>) {
+        self.pairs.clear();
+        self.triangle_contacts.clear();
+        self.edge_contacts.clear();
+        for share in shares {
+            self.pairs.extend(share.pairs);
+            self.triangle_contacts.extend(share.triangle_contacts);
+            self.edge_contacts.extend(share.edge_contacts);
+        }
     }
 
     /// Projects every candidate once in their sorted order, sphere pairs, then points on

@@ -23,7 +23,7 @@
 //! as a minimum over the threads' shares, so it does not depend on the thread count.
 
 use super::colouring::ConstraintBlock;
-use super::contacts::ParticleContacts;
+use super::contacts::{Candidates, ParticleContacts, Sweeps};
 use super::parallel::{share, SharedSlice, SpinBarrier};
 use crate::collision::{resolve_contact, Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
@@ -39,7 +39,7 @@ use crate::model::{Model, SolverParams};
 use anyhow::{Context, Result};
 use glam::DVec3;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 const NO_CONTACT: u32 = u32::MAX;
 /// Restitution cut-off speed, m/s, when gravity is zero.
@@ -75,7 +75,7 @@ pub struct Solver {
     /// Per collider, its posed mesh (mesh colliders only).
     mesh_poses: Vec<Option<MeshPose>>,
     /// Contacts between particles (objects against each other, self collision).
-    particle_contacts: Mutex<ParticleContacts>,
+    particle_contacts: RwLock<ParticleContacts>,
     pool: rayon::ThreadPool,
 }
 
@@ -128,7 +128,7 @@ impl Solver {
             }
         }
         Ok(Solver {
-            particle_contacts: Mutex::new(ParticleContacts::new(&model)),
+            particle_contacts: RwLock::new(ParticleContacts::new(&model)),
             mesh_poses,
             model,
             contact_collider: vec![NO_CONTACT; n],
@@ -179,7 +179,7 @@ impl Solver {
         self.contact_collider.resize(n, NO_CONTACT);
         self.contact_normal.resize(n, DVec3::ZERO);
         self.contact_surface.resize(n, DVec3::ZERO);
-        self.particle_contacts = Mutex::new(ParticleContacts::new(&self.model));
+        self.particle_contacts = RwLock::new(ParticleContacts::new(&self.model));
         let model = &self.model;
         self.collides = (0..n)
             .map(|i| {
@@ -191,7 +191,7 @@ impl Solver {
     /// Contacts between particles that touched in the last substep.
     pub fn particle_contact_counts(&self) -> super::contacts::Touching {
         self.particle_contacts
-            .lock()
+            .read()
             .unwrap_or_else(|e| e.into_inner())
             .touching()
     }
@@ -251,6 +251,8 @@ impl Solver {
                 .unwrap_or_else(|e| e.into_inner())
                 .is_empty(),
             particle_contacts: &self.particle_contacts,
+            sweeps: RwLock::new(None),
+            candidate_shares: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
             animated_pins: &self.animated_pins,
@@ -353,9 +355,13 @@ struct Frame<'a> {
     substeps: std::ops::Range<usize>,
     /// Simulated time at the start of the frame, seconds.
     frame_time: f64,
-    /// Whether `particle_contacts` has anything to do (it is locked by thread 0 only).
+    /// Whether `particle_contacts` has anything to do.
     has_particle_contacts: bool,
-    particle_contacts: &'a Mutex<ParticleContacts>,
+    /// Written by thread 0 only; all threads read it while they search for candidates.
+    particle_contacts: &'a RwLock<ParticleContacts>,
+    /// The current substep's hash and trees, and each thread's share of the candidates.
+    sweeps: RwLock<Option<Sweeps>>,
+    candidate_shares: Vec<Mutex<Candidates>>,
     mesh_poses: &'a [Option<MeshPose>],
     objects: &'a [crate::model::ObjectLayout],
     animated_pins: &'a [(usize, usize, DVec3)],
@@ -416,9 +422,7 @@ impl Frame<'_> {
                 self.barrier.wait();
             }
             if self.has_particle_contacts {
-                if t == 0 {
-                    self.find_particle_contacts();
-                }
+                self.find_particle_contacts(t);
                 self.barrier.wait();
             }
             for iteration in 0..self.params.iterations {
@@ -574,15 +578,42 @@ impl Frame<'_> {
         }
     }
 
-    /// Thread 0 lists the candidate contacts between particles.
-    fn find_particle_contacts(&self) {
-        // SAFETY: read-only; thread 0 alone runs this stage and nobody writes positions in it.
+    /// Lists the candidate contacts between particles: thread 0 builds the hash and trees,
+    /// every thread searches its share, thread 0 joins the shares in order.
+    fn find_particle_contacts(&self, t: usize) {
+        // SAFETY: read-only; nobody writes positions in these stages.
         let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
-        let mut contacts = self
-            .particle_contacts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        contacts.find(x, x_prev);
+        let contacts = || {
+            self.particle_contacts
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        if t == 0 {
+            let sweeps = contacts().sweep(x, x_prev);
+            *self.sweeps.write().unwrap_or_else(|e| e.into_inner()) = Some(sweeps);
+        }
+        self.barrier.wait();
+        {
+            let sweeps = self.sweeps.read().unwrap_or_else(|e| e.into_inner());
+            let sweeps = sweeps
+                .as_ref()
+                .expect("thread 0 built them before the barrier");
+            let mine = contacts().candidates(sweeps, x, x_prev, t, self.threads);
+            *self.candidate_shares[t]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = mine;
+        }
+        self.barrier.wait();
+        if t == 0 {
+            let shares = self
+                .candidate_shares
+                .iter()
+                .map(|share| std::mem::take(&mut *share.lock().unwrap_or_else(|e| e.into_inner())));
+            self.particle_contacts
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .set_candidates(shares);
+        }
     }
 
     /// Thread 0 projects the contacts between particles, in their fixed order, while the
@@ -594,7 +625,7 @@ impl Frame<'_> {
         if t == 0 {
             let mut contacts = self
                 .particle_contacts
-                .lock()
+                .write()
                 .unwrap_or_else(|e| e.into_inner());
             // SAFETY: thread 0 alone touches the particles in this stage; x_prev is read-only.
             let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
