@@ -65,6 +65,36 @@ pub struct Closest {
     pub distance: f64,
 }
 
+/// The traversal stack, on the program stack: queries run millions of times per run (self
+/// collision), so they must not allocate. Median splits keep the depth at most
+/// ⌈log₂ leaves⌉ ≤ 32, and a depth-first walk holds at most one pending node per level plus
+/// one, so 64 slots always suffice.
+struct Stack {
+    nodes: [usize; 64],
+    len: usize,
+}
+
+impl Stack {
+    fn new(with_root: bool) -> Stack {
+        Stack {
+            nodes: [0; 64],
+            len: usize::from(with_root),
+        }
+    }
+
+    /// Pushes `b` then `a`, so `a` is visited first.
+    fn push_children(&mut self, a: usize, b: usize) {
+        self.nodes[self.len] = b;
+        self.nodes[self.len + 1] = a;
+        self.len += 2;
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.nodes[self.len])
+    }
+}
+
 impl Bvh {
     /// A tree over `triangles` (leaf k = triangle k).
     pub fn build(positions: &[DVec3], triangles: &[[u32; 3]]) -> Bvh {
@@ -163,10 +193,7 @@ impl Bvh {
     ) -> Option<Closest> {
         let mut best: Option<Closest> = None;
         let mut best_sq = max_distance * max_distance;
-        let mut stack = Vec::with_capacity(64);
-        if !self.nodes.is_empty() {
-            stack.push(0);
-        }
+        let mut stack = Stack::new(!self.nodes.is_empty());
         while let Some(index) = stack.pop() {
             if self.boxes[index].distance_sq(p) > best_sq {
                 continue;
@@ -194,7 +221,7 @@ impl Bvh {
                     }
                 }
                 // Second child pushed first, so the first is visited first.
-                Node::Inner { children: [a, b] } => stack.extend([b, a]),
+                Node::Inner { children: [a, b] } => stack.push_children(a, b),
             }
         }
         best
@@ -203,10 +230,7 @@ impl Bvh {
     /// Calls `visit` with every leaf (triangle or box) whose box overlaps `[min, max]`, in
     /// tree order.
     pub fn for_each_overlapping(&self, min: DVec3, max: DVec3, mut visit: impl FnMut(u32)) {
-        let mut stack = Vec::with_capacity(64);
-        if !self.nodes.is_empty() {
-            stack.push(0);
-        }
+        let mut stack = Stack::new(!self.nodes.is_empty());
         while let Some(index) = stack.pop() {
             let b = &self.boxes[index];
             if b.min.cmpgt(max).any() || b.max.cmplt(min).any() {
@@ -214,7 +238,7 @@ impl Bvh {
             }
             match self.nodes[index] {
                 Node::Leaf { item } => visit(item),
-                Node::Inner { children: [a, b] } => stack.extend([b, a]),
+                Node::Inner { children: [a, b] } => stack.push_children(a, b),
             }
         }
     }
