@@ -112,6 +112,13 @@ impl ObjectLayout {
             .map(|j| (self.particles.len() + j) as u32)
     }
 
+    /// The object's triangles in particle indices.
+    pub fn global_triangles(&self) -> impl Iterator<Item = [u32; 3]> + '_ {
+        self.triangles
+            .iter()
+            .map(|t| t.map(|local| self.global(local) as u32))
+    }
+
     /// Every particle of the object, in local vertex order.
     pub fn globals(&self) -> impl Iterator<Item = usize> + '_ {
         self.particles

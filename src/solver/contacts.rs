@@ -97,10 +97,7 @@ impl ParticleContacts {
             for (local, i) in object.globals().enumerate() {
                 rest[i] = object.topology.positions[object.source_vertex[local] as usize];
             }
-            for &t in &object.triangles {
-                let corners = t.map(|local| object.global(local) as u32);
-                triangles.push(corners);
-            }
+            triangles.extend(object.global_triangles());
         }
         let mut edges: Vec<[u32; 2]> = triangles
             .iter()

@@ -221,11 +221,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             .iter()
             .filter(|o| o.self_collision)
             .map(|o| {
-                let triangles: Vec<[u32; 3]> = o
-                    .triangles
-                    .iter()
-                    .map(|t| t.map(|local| o.global(local) as u32))
-                    .collect();
+                let triangles: Vec<[u32; 3]> = o.global_triangles().collect();
                 (o.name.clone(), count_crossing_pairs(&p.x, &triangles))
             })
             .collect(),

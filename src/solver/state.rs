@@ -235,15 +235,7 @@ impl Solver {
         if !d.bytes.is_empty() {
             bail!("{} bytes left over after the state", d.bytes.len());
         }
-        // As every tear did: the torn objects lose their volume constraints and get their
-        // constraints remade from the topology.
-        let torn_ranges: Vec<_> = torn
-            .iter()
-            .map(|&k| model.objects[k].particles.clone())
-            .collect();
-        model
-            .volumes
-            .retain(|v| !torn_ranges.contains(&v.particles));
+        // As every tear did: the torn objects get their constraints remade from the topology.
         if !torn.is_empty() {
             super::tearing::remake_constraints(model, &torn);
         }

@@ -96,8 +96,6 @@ fn cut(model: &mut Model, object_index: usize, pairs: &BTreeSet<[u32; 2]>) {
     }
     object.triangles = object.topology.triangles();
     object.topology_version += 1;
-    let range = object.particles.clone();
-    model.volumes.retain(|v| v.particles != range);
 }
 
 /// Sides (sorted local pairs) that two or more faces share.
@@ -208,8 +206,16 @@ fn split_vertex(model: &mut Model, object_index: usize, v: u32) {
     }
 }
 
-/// Makes the topology-derived constraints of the `changed` objects again and recolours.
+/// Makes the topology-derived constraints of the `changed` objects again and recolours. A
+/// torn object is no longer closed, so it loses its volume constraint.
 pub(super) fn remake_constraints(model: &mut Model, changed: &BTreeSet<usize>) {
+    let torn_ranges: Vec<_> = changed
+        .iter()
+        .map(|&k| model.objects[k].particles.clone())
+        .collect();
+    model
+        .volumes
+        .retain(|v| !torn_ranges.contains(&v.particles));
     let mut generated = Generated::default();
     for &k in changed {
         let object = &model.objects[k];
