@@ -489,14 +489,18 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let particle_count = model.particles.len();
     let mut solver = Solver::new(model, threads).map_err(Failure::Run)?;
     // With --resume: the checkpoint to continue from, checked before anything is written.
+    // A frame counts as done when its files are there and the stats log has its record
+    // (written after the files): a kill between the two leaves the frame to be redone.
     let resumed = if args.resume {
+        let recorded = StatsLog::recorded_frames(&stats_path).map_err(Failure::Input)?;
         let found = checkpoint::newest_usable(&out_dir, &fingerprint, |frame| {
-            (start_frame..=frame).all(|f| files.frame_on_disk(&solver.model.objects, f))
+            (start_frame..=frame)
+                .all(|f| recorded.contains(&f) && files.frame_on_disk(&solver.model.objects, f))
         })
         .map_err(Failure::Input)?;
         let Some((path, frame, state)) = found else {
             return Err(Failure::Input(anyhow!(
-                "nothing to resume in {}: no checkpoint whose frames are all on disk (checkpoints \
+                "nothing to resume in {}: no checkpoint whose frames are all done (checkpoints \
                  are written every output.checkpoint_every = {} frames into {})",
                 out_dir.display(),
                 file.output.checkpoint_every,

@@ -109,16 +109,16 @@ pub fn list(out_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     Ok(found)
 }
 
-/// The newest checkpoint whose frames are all on disk (`frames_on_disk(frame)`), read and
+/// The newest checkpoint whose frames are all done (`frames_done(frame)`), read and
 /// checked: its path, frame and solver state. A checkpoint that fails its checks is an
 /// error naming it and why; `None` when there is none to resume from.
 pub fn newest_usable(
     out_dir: &Path,
     fingerprint: &[u8; 32],
-    frames_on_disk: impl Fn(u64) -> bool,
+    frames_done: impl Fn(u64) -> bool,
 ) -> Result<Option<(PathBuf, u64, Vec<u8>)>> {
     for (frame, path) in list(out_dir)? {
-        if !frames_on_disk(frame) {
+        if !frames_done(frame) {
             continue;
         }
         let (stored_frame, state) = read(&path, fingerprint)?;

@@ -28,13 +28,9 @@ impl StatsLog {
     /// records and the `frame` records up to `last_frame` (rewritten crash-safely), then
     /// appends after them.
     pub fn resume(path: &Path, last_frame: u64) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {} to resume it", path.display()))?;
+        let text = read_log(path)?;
         let mut kept = String::new();
-        for line in text.lines() {
-            let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue; // a line cut short by the kill
-            };
+        for (line, record) in records(&text) {
             let keep = match record["type"].as_str() {
                 Some("run") | Some("resume") => true,
                 Some("frame") => record["frame"].as_u64().is_some_and(|f| f <= last_frame),
@@ -56,6 +52,16 @@ impl StatsLog {
         })
     }
 
+    /// The frames an earlier run's log has a `frame` record for: those whose files were all
+    /// written (the record follows the files).
+    pub fn recorded_frames(path: &Path) -> Result<std::collections::BTreeSet<u64>> {
+        let text = read_log(path)?;
+        Ok(records(&text)
+            .filter(|(_, record)| record["type"] == "frame")
+            .filter_map(|(_, record)| record["frame"].as_u64())
+            .collect())
+    }
+
     /// Appends one record as a line and flushes it to the file.
     pub fn write<T: Serialize>(&mut self, record: &T) -> Result<()> {
         self.write_line(&to_line(record)?)
@@ -69,6 +75,17 @@ impl StatsLog {
             .and_then(|()| self.file.flush())
             .with_context(|| format!("cannot write {}", self.path.display()))
     }
+}
+
+fn read_log(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {} to resume it", path.display()))
+}
+
+/// The whole records of a log with their lines; a line cut short by a kill is skipped.
+fn records(text: &str) -> impl Iterator<Item = (&str, serde_json::Value)> {
+    text.lines()
+        .filter_map(|line| Some((line, serde_json::from_str(line).ok()?)))
 }
 
 /// A record as one line of JSON.
