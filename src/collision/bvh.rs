@@ -42,6 +42,16 @@ impl Aabb {
     }
 }
 
+/// Bounding box of `points` grown by `margin` (the boxes trees are built over and queried with).
+pub fn bounds(points: impl IntoIterator<Item = DVec3>, margin: f64) -> (DVec3, DVec3) {
+    let (min, max) = points
+        .into_iter()
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(min, max), p| {
+            (min.min(p), max.max(p))
+        });
+    (min - margin, max + margin)
+}
+
 #[derive(Debug, Clone)]
 enum Node {
     Leaf { item: u32 },

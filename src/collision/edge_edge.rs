@@ -25,8 +25,7 @@
 //! contacts hold it; nearly parallel edges (angle under ~6°) are also left to them, lying
 //! on each other like two layers of a pile.
 
-use super::bvh::Bvh;
-use super::spatial_hash::bounds;
+use super::bvh::{bounds, Bvh};
 use super::stencil::Stencil;
 use glam::DVec3;
 

@@ -22,8 +22,7 @@
 //! momentum, with Coulomb friction on the slip of `p` against the point under it.
 
 use super::bvh::closest_on_triangle;
-use super::bvh::Bvh;
-use super::spatial_hash::bounds;
+use super::bvh::{bounds, Bvh};
 use super::stencil::Stencil;
 use glam::DVec3;
 

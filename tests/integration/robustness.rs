@@ -200,21 +200,27 @@ fn damaged_or_foreign_checkpoints_are_refused_and_nothing_is_overwritten() {
     assert_refused(&ws, &[], "nothing to resume");
 }
 
+/// Runs the scene with `--set setting` under `ulimit -f kib` (bash counts it in KiB), as a
+/// full disk would stop it.
+fn run_with_file_size_limit(out: &Path, kib: u32, setting: &str) -> std::process::Output {
+    let command = format!(
+        "ulimit -f {kib}; exec '{BIN}' run '{}' --out '{}' --quiet --set {setting}",
+        scene().display(),
+        out.display()
+    );
+    Command::new("bash")
+        .arg("-c")
+        .arg(&command)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_full_disk_stops_with_exit_code_1_naming_the_frame_and_keeps_whole_frames() {
     let ws = Workspace::new();
     // 80 KiB per file at most (bash counts `ulimit -f` in KiB): the banner's PLY frames
     // start at 74.5 KB and grow past the limit as it tears into more vertices.
-    let command = format!(
-        "ulimit -f 80; exec '{BIN}' run '{}' --out '{}' --quiet --set output.checkpoint_every=0",
-        scene().display(),
-        ws.out().display()
-    );
-    let output = Command::new("bash")
-        .arg("-c")
-        .arg(&command)
-        .output()
-        .unwrap();
+    let output = run_with_file_size_limit(&ws.out(), 80, "output.checkpoint_every=0");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("frame "), "{stderr}");
@@ -242,16 +248,7 @@ fn a_checkpoint_that_no_longer_fits_stops_the_run_and_the_one_before_resumes_it(
     // 20): with 255 KiB per file the early ones fit and a later one does not.
     let ws = Workspace::new();
     let every = "output.checkpoint_every=2";
-    let command = format!(
-        "ulimit -f 255; exec '{BIN}' run '{}' --out '{}' --quiet --set {every}",
-        scene().display(),
-        ws.out().display()
-    );
-    let output = Command::new("bash")
-        .arg("-c")
-        .arg(&command)
-        .output()
-        .unwrap();
+    let output = run_with_file_size_limit(&ws.out(), 255, every);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("checkpoints/frame."), "{stderr}");
