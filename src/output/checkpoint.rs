@@ -147,24 +147,30 @@ fn parse(bytes: &[u8], fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {
         bail!("truncated ({} bytes)", bytes.len());
     }
     let (body, checksum) = bytes.split_at(bytes.len() - 32);
-    let take = |at: &mut usize, n: usize| -> Result<&[u8]> {
-        let slice = body.get(*at..*at + n).context("truncated")?;
-        *at += n;
-        Ok(slice)
+    // The fields as declared; none of them is trusted before the checksum, but a layout that
+    // does not add up to the file's length means it was cut short (or grown).
+    let mut rest = &body[MAGIC.len()..];
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (head, tail) = rest.split_at_checked(n)?;
+        rest = tail;
+        Some(head)
     };
-    let mut at = MAGIC.len();
-    let format = u32::from_le_bytes(take(&mut at, 4)?.try_into()?);
-    let version_length = u32::from_le_bytes(take(&mut at, 4)?.try_into()?) as usize;
-    let version = take(&mut at, version_length)
-        .map(|v| String::from_utf8_lossy(v).into_owned())
-        .unwrap_or_default();
-    let stored_fingerprint = take(&mut at, 32).map(<[u8]>::to_vec).unwrap_or_default();
-    let frame = take(&mut at, 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    let state_length = take(&mut at, 8).map(|b| u64::from_le_bytes(b.try_into().expect("8")));
-    let complete = matches!(state_length, Ok(n) if n == (body.len() - at.min(body.len())) as u64);
-    if !complete {
+    let header = (|| {
+        let format = u32::from_le_bytes(take(4)?.try_into().ok()?);
+        let version_length = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        let version = String::from_utf8_lossy(take(version_length)?).into_owned();
+        let stored_fingerprint = take(32)?.to_vec();
+        let frame = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        let state_length = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        let state = take(usize::try_from(state_length).ok()?)?;
+        if take(1).is_some() {
+            return None; // bytes after the state
+        }
+        Some((format, version, stored_fingerprint, frame, state))
+    })();
+    let Some((format, version, stored_fingerprint, frame, state)) = header else {
         bail!("truncated or padded: its length does not match what it declares");
-    }
+    };
     if Sha256::digest(body).as_slice() != checksum {
         bail!("corrupt: the checksum does not match its contents");
     }
@@ -175,7 +181,7 @@ fn parse(bytes: &[u8], fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {
     if stored_fingerprint != fingerprint {
         bail!("of another scene or other settings (the scene, a mesh or a --set value changed since it was written)");
     }
-    Ok((frame?, body[at..].to_vec()))
+    Ok((frame, state.to_vec()))
 }
 
 #[cfg(test)]
