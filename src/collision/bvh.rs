@@ -42,6 +42,12 @@ impl Aabb {
     }
 }
 
+/// Whether two closed boxes `(min, max)` share a point: the one test every box search here
+/// uses, so a candidate kept in a list and re-tested later gets exactly the same answer.
+pub fn boxes_overlap(a: (DVec3, DVec3), b: (DVec3, DVec3)) -> bool {
+    !(b.0.cmpgt(a.1).any() || b.1.cmplt(a.0).any())
+}
+
 /// Bounding box of `points` grown by `margin` (the boxes trees are built over and queried with).
 pub fn bounds(points: impl IntoIterator<Item = DVec3>, margin: f64) -> (DVec3, DVec3) {
     let (min, max) = points
@@ -243,7 +249,7 @@ impl Bvh {
         let mut stack = Stack::new(!self.nodes.is_empty());
         while let Some(index) = stack.pop() {
             let b = &self.boxes[index];
-            if b.min.cmpgt(max).any() || b.max.cmplt(min).any() {
+            if !boxes_overlap((min, max), (b.min, b.max)) {
                 continue;
             }
             match self.nodes[index] {
@@ -251,6 +257,29 @@ impl Bvh {
                 Node::Inner { children: [a, b] } => stack.push_children(a, b),
             }
         }
+    }
+
+    /// Every `[q, leaf]`, `q` from `queries` in their order, whose boxes overlap
+    /// (`query_box(q)` and the leaf's) and that `keep` accepts; the leaves of each query
+    /// ascending, so ascending queries give a sorted list.
+    pub fn overlapping_pairs(
+        &self,
+        queries: impl IntoIterator<Item = u32>,
+        query_box: impl Fn(u32) -> (DVec3, DVec3),
+        keep: impl Fn(u32, u32) -> bool,
+    ) -> Vec<[u32; 2]> {
+        let mut pairs = Vec::new();
+        for q in queries {
+            let start = pairs.len();
+            let (min, max) = query_box(q);
+            self.for_each_overlapping(min, max, |leaf| {
+                if keep(q, leaf) {
+                    pairs.push([q, leaf]);
+                }
+            });
+            pairs[start..].sort_unstable();
+        }
+        pairs
     }
 }
 

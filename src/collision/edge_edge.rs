@@ -25,7 +25,7 @@
 //! contacts hold it; nearly parallel edges (angle under ~6°) are also left to them, lying
 //! on each other like two layers of a pile.
 
-use super::bvh::{bounds, Bvh};
+use super::bvh::{bounds, boxes_overlap};
 use super::stencil::Stencil;
 use glam::DVec3;
 
@@ -100,69 +100,35 @@ pub fn segment_distance(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> f64 {
     (p1 + (q1 - p1) * s).distance(p2 + (q2 - p2) * t)
 }
 
-/// The edges' swept boxes over a substep (`x_prev` → `x`), each grown by half the contact
-/// distance (so two overlap when the edges come within it), in a [`Bvh`]: built once per
-/// substep, then queried for any share of the edges (by any thread).
-pub struct EdgeSweep {
-    swept: Vec<(DVec3, DVec3)>,
-    tree: Bvh,
-}
-
 fn ends(e: [u32; 2], at: &[DVec3]) -> [DVec3; 2] {
     e.map(|k| at[k as usize])
 }
 
-impl EdgeSweep {
-    pub fn new(x: &[DVec3], x_prev: &[DVec3], edges: &[[u32; 2]], distance: f64) -> Self {
-        let swept: Vec<(DVec3, DVec3)> = edges
-            .iter()
-            .map(|&e| {
-                let ([a, b], [a0, b0]) = (ends(e, x), ends(e, x_prev));
-                bounds([a, b, a0, b0], 0.5 * distance)
-            })
-            .collect();
-        let tree = Bvh::over_boxes(&swept);
-        EdgeSweep { swept, tree }
-    }
+/// The box edge `e` sweeps over a substep (`x_prev` → `x`), grown by half the contact
+/// distance, so two edges' boxes overlap when the edges can come within it.
+pub fn swept_box(e: [u32; 2], x: &[DVec3], x_prev: &[DVec3], distance: f64) -> (DVec3, DVec3) {
+    let ([a, b], [a0, b0]) = (ends(e, x), ends(e, x_prev));
+    bounds([a, b, a0, b0], 0.5 * distance)
+}
 
-    /// Every pair `[i, j]`, `i` in `share`, `j > i`, of edges sharing no particle whose
-    /// swept boxes overlap, that `allowed` accepts and whose side is known (see the module
-    /// notes), sorted.
-    pub fn contacts(
-        &self,
-        x: &[DVec3],
-        x_prev: &[DVec3],
-        edges: &[[u32; 2]],
-        share: std::ops::Range<usize>,
-        allowed: impl Fn(u32, u32) -> bool,
-    ) -> Vec<EdgeContact> {
-        let mut found = Vec::new();
-        for i in share {
-            let ei = edges[i];
-            let (min, max) = self.swept[i];
-            let i = i as u32;
-            let start = found.len();
-            self.tree.for_each_overlapping(min, max, |j| {
-                let ej = edges[j as usize];
-                if j <= i || ei.iter().any(|k| ej.contains(k)) {
-                    return;
-                }
-                let Some(side) = interior_side(ends(ei, x_prev), ends(ej, x_prev))
-                    .or_else(|| interior_side(ends(ei, x), ends(ej, x)))
-                else {
-                    return;
-                };
-                if allowed(i, j) {
-                    found.push(EdgeContact {
-                        edges: [i, j],
-                        side,
-                    });
-                }
-            });
-            found[start..].sort_unstable_by_key(|c| c.edges[1]);
-        }
-        found
+/// The contact of edges `pair` (indices into `edges`, sharing no particle; their swept boxes
+/// from [`swept_box`] in `boxes`) in the substep `x_prev` → `x`, if there is one: when their
+/// boxes overlap and the side is known (see the module notes).
+pub fn contact(
+    pair: [u32; 2],
+    edges: &[[u32; 2]],
+    boxes: &[(DVec3, DVec3)],
+    x: &[DVec3],
+    x_prev: &[DVec3],
+) -> Option<EdgeContact> {
+    let [i, j] = pair.map(|k| k as usize);
+    if !boxes_overlap(boxes[i], boxes[j]) {
+        return None;
     }
+    let (ei, ej) = (edges[i], edges[j]);
+    let side = interior_side(ends(ei, x_prev), ends(ej, x_prev))
+        .or_else(|| interior_side(ends(ei, x), ends(ej, x)))?;
+    Some(EdgeContact { edges: pair, side })
 }
 
 /// Projects one contact (see the module notes); `distance` is 2r. Returns whether it
@@ -207,6 +173,24 @@ mod tests {
         ]
     }
 
+    /// The contacts of every pair of edges sharing no particle, as the solver finds them.
+    fn contacts_of(x: &[DVec3], x_prev: &[DVec3], edges: &[[u32; 2]]) -> Vec<EdgeContact> {
+        let boxes: Vec<_> = edges
+            .iter()
+            .map(|&e| swept_box(e, x, x_prev, 0.01))
+            .collect();
+        let n = edges.len() as u32;
+        (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| [i, j]))
+            .filter(|&[i, j]| {
+                !edges[i as usize]
+                    .iter()
+                    .any(|k| edges[j as usize].contains(k))
+            })
+            .filter_map(|pair| contact(pair, edges, &boxes, x, x_prev))
+            .collect()
+    }
+
     #[test]
     fn closest_parameters_of_crossing_and_parallel_segments() {
         let x = crossed_edges(0.3);
@@ -239,13 +223,7 @@ mod tests {
         let x_prev = crossed_edges(0.02);
         let mut x = crossed_edges(-0.01);
         let edges = [[0, 1], [2, 3]];
-        let contacts = EdgeSweep::new(&x, &x_prev, &edges, 0.01).contacts(
-            &x,
-            &x_prev,
-            &edges,
-            0..2,
-            |_, _| true,
-        );
+        let contacts = contacts_of(&x, &x_prev, &edges);
         assert_eq!(contacts.len(), 1);
         let inv_mass = [1.0, 1.0, 0.0, 0.0]; // edge 1 pinned
         let before = x.clone();
@@ -276,8 +254,7 @@ mod tests {
             DVec3::new(6.0, 5.0, 5.0),
         ];
         let edges = [[0, 1], [0, 2], [3, 4]];
-        let contacts =
-            EdgeSweep::new(&x, &x, &edges, 0.01).contacts(&x, &x, &edges, 0..3, |_, _| true);
+        let contacts = contacts_of(&x, &x, &edges);
         assert!(contacts.is_empty(), "{contacts:?}");
     }
 }

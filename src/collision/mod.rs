@@ -18,6 +18,7 @@
 pub mod bvh;
 pub mod edge_edge;
 pub mod intersections;
+pub mod near_lists;
 pub mod particles;
 pub mod point_triangle;
 pub mod spatial_hash;

@@ -22,7 +22,7 @@
 //! momentum, with Coulomb friction on the slip of `p` against the point under it.
 
 use super::bvh::closest_on_triangle;
-use super::bvh::{bounds, Bvh};
+use super::bvh::{bounds, boxes_overlap};
 use super::stencil::Stencil;
 use glam::DVec3;
 
@@ -36,68 +36,44 @@ pub struct TriangleContact {
     pub side: f64,
 }
 
-/// The triangles' swept boxes over a substep (`x_prev` → `x`), grown by the contact
-/// distance, in a [`Bvh`]: built once per substep, then queried for any share of the
-/// particles (by any thread).
-pub struct TriangleSweep {
-    tree: Bvh,
+/// The box triangle `abc` sweeps over a substep (`x_prev` → `x`), grown by the contact
+/// distance: a particle whose own swept box misses it cannot touch the triangle in the
+/// substep.
+pub fn swept_box(
+    triangle: [u32; 3],
+    x: &[DVec3],
+    x_prev: &[DVec3],
     distance: f64,
+) -> (DVec3, DVec3) {
+    let corners = |at: &[DVec3]| triangle.map(|k| at[k as usize]);
+    bounds(corners(x).into_iter().chain(corners(x_prev)), distance)
 }
 
-impl TriangleSweep {
-    pub fn new(x: &[DVec3], x_prev: &[DVec3], triangles: &[[u32; 3]], distance: f64) -> Self {
-        let swept: Vec<(DVec3, DVec3)> = triangles
-            .iter()
-            .map(|&t| {
-                let corners = |at: &[DVec3]| t.map(|k| at[k as usize]);
-                bounds(corners(x).into_iter().chain(corners(x_prev)), distance)
-            })
-            .collect();
-        TriangleSweep {
-            tree: Bvh::over_boxes(&swept),
-            distance,
-        }
+/// The contact of particle `p` with triangle `t` (corners `triangle`, swept box
+/// `triangle_box` from [`swept_box`]) in the substep `x_prev` → `x`, if there is one: when
+/// the particle's swept box overlaps the triangle's and its side is known (see the module
+/// notes). `distance` is 2r.
+pub fn contact(
+    p: u32,
+    t: u32,
+    triangle: [u32; 3],
+    triangle_box: (DVec3, DVec3),
+    x: &[DVec3],
+    x_prev: &[DVec3],
+    distance: f64,
+) -> Option<TriangleContact> {
+    let (p1, p0) = (x[p as usize], x_prev[p as usize]);
+    if !boxes_overlap(bounds([p0, p1], 0.0), triangle_box) {
+        return None;
     }
-
-    /// Every (particle of `particles`, triangle) whose swept boxes come within the
-    /// distance, that `allowed(particle, triangle)` accepts and whose side is known (see
-    /// the module notes), sorted by particle then triangle (for ascending `particles`).
-    pub fn contacts(
-        &self,
-        x: &[DVec3],
-        x_prev: &[DVec3],
-        particles: &[u32],
-        triangles: &[[u32; 3]],
-        allowed: impl Fn(u32, u32) -> bool,
-    ) -> Vec<TriangleContact> {
-        let corners = |t: [u32; 3], at: &[DVec3]| t.map(|k| at[k as usize]);
-        let mut found = Vec::new();
-        for &p in particles {
-            let (p1, p0) = (x[p as usize], x_prev[p as usize]);
-            let (min, max) = bounds([p0, p1], 0.0);
-            let start = found.len();
-            self.tree.for_each_overlapping(min, max, |t| {
-                let triangle = triangles[t as usize];
-                if triangle.contains(&p) {
-                    return;
-                }
-                let Some(side) = side_over(corners(triangle, x_prev), p0, 2.0 * self.distance)
-                    .or_else(|| side_over(corners(triangle, x), p1, 0.0))
-                else {
-                    return;
-                };
-                if allowed(p, t) {
-                    found.push(TriangleContact {
-                        particle: p,
-                        triangle: t,
-                        side,
-                    });
-                }
-            });
-            found[start..].sort_unstable_by_key(|c| c.triangle);
-        }
-        found
-    }
+    let corners = |at: &[DVec3]| triangle.map(|k| at[k as usize]);
+    let side = side_over(corners(x_prev), p0, 2.0 * distance)
+        .or_else(|| side_over(corners(x), p1, 0.0))?;
+    Some(TriangleContact {
+        particle: p,
+        triangle: t,
+        side,
+    })
 }
 
 /// The side of triangle `abc` that `p` is on (`+1` along `(b − a) × (c − a)`), when `p`
@@ -163,15 +139,13 @@ mod tests {
         (vec![DVec3::ZERO, DVec3::X, DVec3::Y, above], [[0, 1, 2]])
     }
 
+    /// The contacts of every particle not of the triangle, as the solver finds them.
     fn contacts_of(x: &[DVec3], x_prev: &[DVec3], triangles: &[[u32; 3]]) -> Vec<TriangleContact> {
-        let all: Vec<u32> = (0..x.len() as u32).collect();
-        TriangleSweep::new(x, x_prev, triangles, 0.02).contacts(
-            x,
-            x_prev,
-            &all,
-            triangles,
-            |_, _| true,
-        )
+        let triangle_box = swept_box(triangles[0], x, x_prev, 0.02);
+        (0..x.len() as u32)
+            .filter(|p| !triangles[0].contains(p))
+            .filter_map(|p| contact(p, 0, triangles[0], triangle_box, x, x_prev, 0.02))
+            .collect()
     }
 
     #[test]

@@ -12,23 +12,31 @@
 //!   whose spacing exceeds 2r, triangles do not; and their edges are solid against each
 //!   other ([`crate::collision::edge_edge`]), so two folds cannot interlock.
 //!
-//! Candidates are found once per substep, after the prediction: one thread builds the
-//! spatial hash and the trees ([`ParticleContacts::sweep`]), every thread then searches a
-//! contiguous share of the particles and edges, and the shares are joined in order — the
-//! same sorted lists for any thread count. The contacts are projected on one thread in that
+//! Candidates are found once per substep, after the prediction, among the pairs of the near
+//! lists ([`crate::collision::near_lists`]), which are kept while the particles move less than
+//! a skin relative to each other. Thread 0 checks the lists and, when they no longer cover the
+//! substep, builds the search for new ones ([`ParticleContacts::sweep`]); every thread then
+//! takes a contiguous share (of the particles and edges for new lists, of the lists
+//! otherwise) and tests its pairs exactly, and the shares are joined in order — the same
+//! sorted candidates for any thread count. The contacts are projected on one thread in that
 //! order (Gauss-Seidel), so the result does not depend on the thread count.
 
-use crate::collision::edge_edge::{resolve_edge_contact, segment_distance, EdgeContact, EdgeSweep};
-use crate::collision::particles::{find_pairs, resolve_pair};
+use super::parallel::share as share_of;
+use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
+use crate::collision::near_lists::{NearLists, NearRules, NearSearch, Skin};
+use crate::collision::particles::resolve_pair;
 use crate::collision::point_triangle::{
-    distance_to_triangle, resolve_triangle_contact, TriangleContact, TriangleSweep,
+    self, distance_to_triangle, resolve_triangle_contact, TriangleContact,
 };
-use crate::collision::spatial_hash::SpatialHash;
 use crate::model::Model;
 use glam::DVec3;
 
 /// Pairs are kept as candidates while their centres are closer than this many radii.
 const PAIR_REACH_RADII: f64 = 4.0;
+
+/// The near lists' skin `S` in radii: how far the particles may move relative to each other
+/// before the lists are rebuilt (measured on `scenes/pile.toml`, docs/benchmarks.md).
+const SKIN_RADII: f64 = 4.0;
 
 /// How many contacts of each kind touched in a substep.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -38,20 +46,21 @@ pub struct Touching {
     pub edge_edge: usize,
 }
 
-/// What one substep's candidate search needs: the particles hashed, the triangles' and the
-/// edges' swept boxes in trees.
+/// What one substep's candidate tests need: the triangles' and edges' swept boxes, and the
+/// search for new near lists when the old ones no longer cover the substep.
 pub struct Sweeps {
-    hash: SpatialHash,
-    triangles: Option<TriangleSweep>,
-    edges: Option<EdgeSweep>,
+    triangle_boxes: Vec<(DVec3, DVec3)>,
+    edge_boxes: Vec<(DVec3, DVec3)>,
+    rebuild: Option<NearSearch>,
 }
 
-/// One share of a substep's candidates.
+/// One share of a substep's candidates, and of the new near lists when they were rebuilt.
 #[derive(Debug, Default)]
 pub struct Candidates {
     pairs: Vec<[u32; 2]>,
     triangle_contacts: Vec<TriangleContact>,
     edge_contacts: Vec<EdgeContact>,
+    near: Option<NearLists>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -72,6 +81,9 @@ pub struct ParticleContacts {
     /// Particle radius r and the friction between particles.
     radius: f64,
     friction: f64,
+    /// The near lists and the reference they were built at.
+    near: NearLists,
+    skin: Skin,
     pairs: Vec<[u32; 2]>,
     triangle_contacts: Vec<TriangleContact>,
     edge_contacts: Vec<EdgeContact>,
@@ -122,6 +134,8 @@ impl ParticleContacts {
             edges,
             radius,
             friction: model.params.particle_friction,
+            near: NearLists::default(),
+            skin: Skin::new(SKIN_RADII * radius),
             pairs: Vec::new(),
             triangle_contacts: Vec::new(),
             edge_contacts: Vec::new(),
@@ -148,22 +162,37 @@ impl ParticleContacts {
         }
     }
 
-    /// Builds what this substep's search needs from the predicted positions `x` and the
-    /// positions at its start `x_prev` (one thread).
-    pub fn sweep(&self, x: &[DVec3], x_prev: &[DVec3]) -> Sweeps {
+    /// Prepares this substep's candidate tests from the predicted positions `x` and the
+    /// positions at its start `x_prev`: the swept boxes, and a rebuild of the near lists when
+    /// they no longer cover the substep (one thread).
+    pub fn sweep(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> Sweeps {
         let distance = 2.0 * self.radius;
-        let with_triangles = !self.triangles.is_empty();
+        let rebuild = (!self.skin.covers(&self.particles, x, x_prev)).then(|| {
+            self.skin.reset(&self.particles, x, x_prev);
+            NearSearch::new(
+                &self.skin,
+                &self.particles,
+                &self.triangles,
+                &self.edges,
+                PAIR_REACH_RADII * self.radius,
+                distance,
+            )
+        });
         Sweeps {
-            hash: SpatialHash::build(x, &self.particles, PAIR_REACH_RADII * self.radius),
-            triangles: with_triangles
-                .then(|| TriangleSweep::new(x, x_prev, &self.triangles, distance)),
-            edges: with_triangles.then(|| EdgeSweep::new(x, x_prev, &self.edges, distance)),
+            triangle_boxes: (self.triangles.iter())
+                .map(|&t| point_triangle::swept_box(t, x, x_prev, distance))
+                .collect(),
+            edge_boxes: (self.edges.iter())
+                .map(|&e| edge_edge::swept_box(e, x, x_prev, distance))
+                .collect(),
+            rebuild,
         }
     }
 
-    /// Share `share` of `shares` of this substep's candidates: contiguous ranges of the
-    /// particles and edges, so the shares joined in order are the sorted lists, whatever the
-    /// number of shares (any thread, read-only).
+    /// Share `share` of `shares` of this substep's candidates: the listed pairs that pass
+    /// the exact tests, taken from contiguous ranges (of the particles and edges when the
+    /// lists are rebuilt, of the lists otherwise), so the shares joined in order are the
+    /// sorted candidates whatever the number of shares (any thread, read-only).
     pub fn candidates(
         &self,
         sweeps: &Sweeps,
@@ -172,37 +201,43 @@ impl ParticleContacts {
         share: usize,
         shares: usize,
     ) -> Candidates {
-        let rest = &self.rest;
-        let particles =
-            &self.particles[super::parallel::share(0..self.particles.len(), share, shares)];
+        let rebuilt = sweeps.rebuild.as_ref().map(|search| {
+            let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
+            let edge_share = share_of(0..self.edges.len(), share, shares);
+            search.lists(particles, &self.triangles, &self.edges, edge_share, self)
+        });
+        fn part(list: &[[u32; 2]], share: usize, shares: usize) -> &[[u32; 2]] {
+            &list[share_of(0..list.len(), share, shares)]
+        }
+        let (pairs, point_triangle, edges) = match &rebuilt {
+            Some(near) => (&near.pairs[..], &near.point_triangle[..], &near.edges[..]),
+            None => (
+                part(&self.near.pairs, share, shares),
+                part(&self.near.point_triangle, share, shares),
+                part(&self.near.edges, share, shares),
+            ),
+        };
         let reach = PAIR_REACH_RADII * self.radius;
-        let pairs = find_pairs(x, &sweeps.hash, particles, reach, |i, j| {
-            self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize]))
-        });
-        let triangles = &self.triangles;
-        let triangle_contacts = sweeps.triangles.as_ref().map_or(Vec::new(), |sweep| {
-            sweep.contacts(x, x_prev, particles, triangles, |p, t| {
-                let corners = triangles[t as usize];
-                self.may_touch(p, corners[0], || {
-                    distance_to_triangle(rest[p as usize], corners.map(|i| rest[i as usize]))
-                })
-            })
-        });
-        let edges = &self.edges;
-        let edge_share = super::parallel::share(0..edges.len(), share, shares);
-        let edge_contacts = sweeps.edges.as_ref().map_or(Vec::new(), |sweep| {
-            sweep.contacts(x, x_prev, edges, edge_share, |i, j| {
-                let ([a, b], [c, d]) = (edges[i as usize], edges[j as usize]);
-                self.may_touch(a, c, || {
-                    let r = |k: u32| rest[k as usize];
-                    segment_distance(r(a), r(b), r(c), r(d))
-                })
-            })
-        });
+        let distance = 2.0 * self.radius;
         Candidates {
-            pairs,
-            triangle_contacts,
-            edge_contacts,
+            pairs: (pairs.iter().copied())
+                .filter(|&[i, j]| x[i as usize].distance_squared(x[j as usize]) < reach * reach)
+                .collect(),
+            triangle_contacts: (point_triangle.iter())
+                .filter_map(|&[p, t]| {
+                    let (triangle, triangle_box) = (
+                        self.triangles[t as usize],
+                        sweeps.triangle_boxes[t as usize],
+                    );
+                    point_triangle::contact(p, t, triangle, triangle_box, x, x_prev, distance)
+                })
+                .collect(),
+            edge_contacts: (edges.iter())
+                .filter_map(|&pair| {
+                    edge_edge::contact(pair, &self.edges, &sweeps.edge_boxes, x, x_prev)
+                })
+                .collect(),
+            near: rebuilt,
         }
     }
 
@@ -211,10 +246,15 @@ impl ParticleContacts {
         self.pairs.clear();
         self.triangle_contacts.clear();
         self.edge_contacts.clear();
+        let mut near = Vec::new();
         for share in shares {
             self.pairs.extend(share.pairs);
             self.triangle_contacts.extend(share.triangle_contacts);
             self.edge_contacts.extend(share.edge_contacts);
+            near.extend(share.near);
+        }
+        if !near.is_empty() {
+            self.near = NearLists::join(near);
         }
     }
 
@@ -271,5 +311,26 @@ impl ParticleContacts {
                 edge_edge: edges,
             };
         }
+    }
+}
+
+/// The near lists take who may touch whom from the objects' rules.
+impl NearRules for ParticleContacts {
+    fn pair(&self, i: u32, j: u32) -> bool {
+        let rest = &self.rest;
+        self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize]))
+    }
+
+    fn point_triangle(&self, p: u32, t: u32) -> bool {
+        let (rest, corners) = (&self.rest, self.triangles[t as usize]);
+        self.may_touch(p, corners[0], || {
+            distance_to_triangle(rest[p as usize], corners.map(|i| rest[i as usize]))
+        })
+    }
+
+    fn edges(&self, i: u32, j: u32) -> bool {
+        let ([a, b], [c, d]) = (self.edges[i as usize], self.edges[j as usize]);
+        let r = |k: u32| self.rest[k as usize];
+        self.may_touch(a, c, || segment_distance(r(a), r(b), r(c), r(d)))
     }
 }

@@ -578,8 +578,9 @@ impl Frame<'_> {
         }
     }
 
-    /// Lists the candidate contacts between particles: thread 0 builds the hash and trees,
-    /// every thread searches its share, thread 0 joins the shares in order.
+    /// Lists the candidate contacts between particles: thread 0 checks the near lists (and
+    /// builds the search for new ones when needed), every thread tests its share, thread 0
+    /// joins the shares in order.
     fn find_particle_contacts(&self, t: usize) {
         // SAFETY: read-only; nobody writes positions in these stages.
         let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
@@ -589,7 +590,11 @@ impl Frame<'_> {
                 .unwrap_or_else(|e| e.into_inner())
         };
         if t == 0 {
-            let sweeps = contacts().sweep(x, x_prev);
+            let sweeps = self
+                .particle_contacts
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .sweep(x, x_prev);
             *self.sweeps.write().unwrap_or_else(|e| e.into_inner()) = Some(sweeps);
         }
         self.barrier.wait();
