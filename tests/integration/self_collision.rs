@@ -127,6 +127,35 @@ fn without_self_collision_the_same_drop_crosses_itself() {
     assert!(crossings.iter().any(|&c| c > 0), "{crossings:?}");
 }
 
+/// The near lists of self-collision candidates are not in checkpoints: a resumed run starts
+/// with new ones, and must still write the same bytes as a run never stopped.
+#[test]
+fn a_folding_strip_resumed_mid_run_matches_the_uninterrupted_run() {
+    let ws = Workspace::new();
+    ws.write("folded.obj", &folded_strip_obj());
+    let every = ["--set", "output.checkpoint_every=12"];
+    ws.run_ok(&scene(true), &[&every[..], &["--threads", "2"]].concat());
+    let frame_path = |frame: usize| ws.out().join(format!("strip.{frame:04}.obj"));
+    let uninterrupted: Vec<Vec<u8>> = (1..=FRAMES)
+        .map(|frame| std::fs::read(frame_path(frame)).unwrap())
+        .collect();
+    // As if killed after frame 30: the frames after the checkpoint at 24 are redone.
+    for frame in 25..=30 {
+        std::fs::remove_file(frame_path(frame)).unwrap();
+    }
+    ws.run_ok(
+        &scene(true),
+        &[&every[..], &["--threads", "1", "--resume"]].concat(),
+    );
+    assert!(stats(&ws.out()).iter().any(|r| r["type"] == "resume"));
+    for frame in 1..=FRAMES {
+        assert!(
+            std::fs::read(frame_path(frame)).unwrap() == uninterrupted[frame - 1],
+            "frame {frame} differs"
+        );
+    }
+}
+
 const TOWEL_FRAMES: usize = 60;
 
 /// A towel (0.4 m × 1 m, 2 cm spacing) dropped across a horizontal rod hangs folded over it,
