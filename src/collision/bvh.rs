@@ -127,7 +127,8 @@ impl Bvh {
     }
 
     /// A tree over boxes `(min, max)` (leaf k = box k), by median splits along the longest
-    /// axis of the box centres: O(n log n), so cheap enough to rebuild every substep.
+    /// axis of the box centres: O(n log n), so cheap enough to rebuild whenever the contact
+    /// near lists expire.
     pub fn over_boxes(leaf_boxes: &[(DVec3, DVec3)]) -> Bvh {
         let centres: Vec<DVec3> = leaf_boxes
             .iter()
@@ -269,6 +270,9 @@ impl Bvh {
         keep: impl Fn(u32, u32) -> bool,
     ) -> Vec<[u32; 2]> {
         let mut pairs = Vec::new();
+        if self.nodes.is_empty() {
+            return pairs; // nothing to overlap (and `query_box` may know no queries then)
+        }
         for q in queries {
             let start = pairs.len();
             let (min, max) = query_box(q);

@@ -1,9 +1,12 @@
-//! Near lists for the contacts between particles: Verlet lists with a skin (Verlet 1967; the
-//! neighbour lists of molecular dynamics), kept from one substep to the next. Searching a hash
-//! and two trees for every substep's candidates took 92 % of the time of a self-colliding pile
+//! Near lists for the point–triangle and edge–edge contacts of self-colliding objects:
+//! Verlet lists with a skin (Verlet 1967; the neighbour lists of molecular dynamics), kept
+//! from one substep to the next. Rebuilding and searching a BVH over the triangles and one
+//! over the edges in every substep took most of the time of a self-colliding pile
 //! (docs/benchmarks.md); the lists hold every pair that can become a candidate until the
 //! particles have moved more than a skin relative to each other, and each substep re-tests
-//! only the pairs in them.
+//! only the pairs in them. (Sphere pairs keep their per-substep hash search: a point query is
+//! cheap, and between two overlapping layers of different objects lists with a skin were
+//! larger and slower than searching.)
 //!
 //! **Reference.** At a rebuild each particle's box `B_i` spans its positions at the start and
 //! the end of that substep. The lists stay valid while one shift `c` (a common motion, which
@@ -13,28 +16,33 @@
 //!
 //! `max_i,y (y − B_i.max) − min_i,y (y − B_i.min) ≤ S`  ([`Skin::covers`]).
 //!
-//! Every box the exact tests use is made of the particles' swept boxes grown by a contact
-//! margin `g` (a sphere pair `R/2` each, where `R` is the pair search reach; a triangle `D`,
-//! the contact distance 2r, and the particle under it 0; an edge `D/2`), so while the lists are
-//! valid it lies inside the reference boxes shifted by `c` and grown by `g + S/2`, and two such
-//! boxes that overlap now overlapped in the reference (shifts cancel). The lists are searched
-//! with `g + M/2`, `M = 9/8 S`, so rounding cannot drop a pair at the border.
+//! The exact tests use the particles' swept boxes grown by a contact margin `g` (a triangle
+//! `D`, the contact distance 2r, and the particle under it 0; an edge `D/2`), so while the
+//! lists are valid each lies inside the reference boxes shifted by `c` and grown by `g + S/2`,
+//! and two that overlap now overlapped in the reference (shifts cancel). The lists are
+//! searched with `g + M/2`, `M = 9/8 S` plus 64 ulps of the largest coordinate, so rounding
+//! cannot drop a pair at the border. Lists built where the particles' motions in the
+//! substep already differ by more than `S/2` would not outlast the next substep, and get
+//! `S = 0` (the cost of a plain search) instead ([`Skin::reset`]).
 //!
 //! **Same answers.** Each substep the listed pairs go through exactly the tests a fresh search
-//! applies to what it finds (the same box overlap, distance and side), so the candidates do
-//! not depend on when the lists were built: a run resumed from a checkpoint, which starts with
-//! new lists, produces the same bytes as one that was never stopped.
+//! applies to what it finds (the same box overlap and side), so the candidates do not depend
+//! on when the lists were built: a run resumed from a checkpoint, which starts with new lists,
+//! produces the same bytes as one that was never stopped.
 
 use super::bvh::{bounds, Bvh};
-use super::particles::find_pairs;
-use super::spatial_hash::SpatialHash;
 use glam::DVec3;
 
 /// The reference boxes and the skin `S`: whether lists built from them still hold every
 /// candidate of a substep.
 #[derive(Debug, Clone, Default)]
 pub struct Skin {
+    /// The skin lists get when they are expected to last.
+    full_width: f64,
+    /// `S` of the current lists: `full_width`, or 0 (see [`Skin::reset`]).
     width: f64,
+    /// Rounding slack added to the search margin: a few ulps of the largest coordinate.
+    slack: f64,
     /// `B_i`, indexed by particle (only the listed particles' are used); empty before the
     /// first build.
     reference: Vec<(DVec3, DVec3)>,
@@ -43,7 +51,9 @@ pub struct Skin {
 impl Skin {
     pub fn new(width: f64) -> Skin {
         Skin {
+            full_width: width,
             width,
+            slack: 0.0,
             reference: Vec::new(),
         }
     }
@@ -69,25 +79,44 @@ impl Skin {
         finite && (above - below).cmple(DVec3::splat(self.width)).all()
     }
 
-    /// Makes the substep `x_prev` → `x` the reference.
+    /// Makes the substep `x_prev` → `x` the reference. The skin is only worth its larger
+    /// search when the lists will last: where the particles' motions in this substep already
+    /// differ by more than half the skin on some axis (a fast particle among slow ones), the
+    /// next substep would rebuild anyway, so these lists get no skin and cost what a plain
+    /// search costs. (Either way the candidates are the same.)
     pub fn reset(&mut self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) {
         self.reference.resize(x.len(), (DVec3::ZERO, DVec3::ZERO));
+        let (mut fastest, mut slowest) = (DVec3::NEG_INFINITY, DVec3::INFINITY);
+        let mut largest = 0.0_f64;
         for &i in particles {
-            self.reference[i as usize] = bounds([x[i as usize], x_prev[i as usize]], 0.0);
+            let (y, y_prev) = (x[i as usize], x_prev[i as usize]);
+            self.reference[i as usize] = bounds([y, y_prev], 0.0);
+            fastest = fastest.max(y - y_prev);
+            slowest = slowest.min(y - y_prev);
+            largest = largest
+                .max(y.abs().max_element())
+                .max(y_prev.abs().max_element());
         }
+        let motions_differ = (fastest - slowest).max_element();
+        self.width = if motions_differ <= 0.5 * self.full_width {
+            self.full_width
+        } else {
+            0.0
+        };
+        self.slack = 64.0 * f64::EPSILON * largest;
     }
 
-    /// The margin the lists are searched with beyond the contact margins, `M = 9/8 S`.
+    /// The margin the lists are searched with beyond the contact margins:
+    /// `M = 9/8 S` plus the rounding slack.
     fn search_margin(&self) -> f64 {
-        1.125 * self.width
+        1.125 * self.width + self.slack
     }
 }
 
-/// Pairs that may become candidates: `[i, j]` particles (i < j), `[particle, triangle]`,
-/// `[edge, edge]` (ascending), each list sorted.
+/// Pairs that may become candidates: `[particle, triangle]` and `[edge, edge]` (ascending),
+/// each list sorted.
 #[derive(Debug, Clone, Default)]
 pub struct NearLists {
-    pub pairs: Vec<[u32; 2]>,
     pub point_triangle: Vec<[u32; 2]>,
     pub edges: Vec<[u32; 2]>,
 }
@@ -97,7 +126,6 @@ impl NearLists {
     pub fn join(shares: impl IntoIterator<Item = NearLists>) -> NearLists {
         let mut all = NearLists::default();
         for share in shares {
-            all.pairs.extend(share.pairs);
             all.point_triangle.extend(share.point_triangle);
             all.edges.extend(share.edges);
         }
@@ -107,18 +135,13 @@ impl NearLists {
 
 /// Who may touch whom: the caller's rules (objects, rest distances).
 pub trait NearRules {
-    fn pair(&self, i: u32, j: u32) -> bool;
     fn point_triangle(&self, particle: u32, triangle: u32) -> bool;
     fn edges(&self, i: u32, j: u32) -> bool;
 }
 
-/// The search for new lists: a hash and trees over the grown reference boxes, built on one
-/// thread, then searched by any share of the particles and edges.
+/// The search for new lists: trees over the grown reference boxes, built on one thread, then
+/// searched by any share of the particles and edges.
 pub struct NearSearch {
-    pair_boxes: Vec<(DVec3, DVec3)>,
-    hash: SpatialHash,
-    /// The largest half extent of any pair box.
-    half: DVec3,
     particle_boxes: Vec<(DVec3, DVec3)>,
     triangles: Bvh,
     edge_boxes: Vec<(DVec3, DVec3)>,
@@ -126,47 +149,30 @@ pub struct NearSearch {
 }
 
 impl NearSearch {
-    /// The search around the reference of `skin`, for sphere pairs within `pair_reach` of each
-    /// other and triangle and edge contacts within `distance`.
+    /// The search around the reference of `skin` for triangle and edge contacts within
+    /// `distance`.
     pub fn new(
         skin: &Skin,
-        particles: &[u32],
         triangles: &[[u32; 3]],
         edges: &[[u32; 2]],
-        pair_reach: f64,
         distance: f64,
     ) -> NearSearch {
         let m = skin.search_margin();
         let reference = &skin.reference;
-        let grown = |(min, max): (DVec3, DVec3), by: f64| (min - by, max + by);
-        let mut pair_boxes = vec![(DVec3::ZERO, DVec3::ZERO); reference.len()];
-        let mut particle_boxes = pair_boxes.clone();
-        let mut centres = vec![DVec3::ZERO; reference.len()];
-        let mut half = DVec3::ZERO;
-        for &i in particles {
-            let b = reference[i as usize];
-            pair_boxes[i as usize] = grown(b, 0.5 * (pair_reach + m));
-            particle_boxes[i as usize] = grown(b, 0.5 * m);
-            let (min, max) = pair_boxes[i as usize];
-            centres[i as usize] = 0.5 * (min + max);
-            half = half.max(0.5 * (max - min));
-        }
+        let particle_boxes: Vec<_> = (reference.iter())
+            .map(|&(min, max)| (min - 0.5 * m, max + 0.5 * m))
+            .collect();
         let union = |corners: &[u32], by: f64| {
             let boxes = corners.iter().map(|&k| reference[k as usize]);
             bounds(boxes.flat_map(|(min, max)| [min, max]), by)
         };
-        let triangle_boxes: Vec<_> = triangles
-            .iter()
+        let triangle_boxes: Vec<_> = (triangles.iter())
             .map(|t| union(t, distance + 0.5 * m))
             .collect();
-        let edge_boxes: Vec<_> = edges
-            .iter()
+        let edge_boxes: Vec<_> = (edges.iter())
             .map(|e| union(e, 0.5 * (distance + m)))
             .collect();
         NearSearch {
-            hash: SpatialHash::build(&centres, particles, pair_reach + m),
-            pair_boxes,
-            half,
             particle_boxes,
             triangles: Bvh::over_boxes(&triangle_boxes),
             edges: Bvh::over_boxes(&edge_boxes),
@@ -174,9 +180,9 @@ impl NearSearch {
         }
     }
 
-    /// The lists for a share: pairs and point–triangle pairs of `particles` (ascending), edge
-    /// pairs whose first edge is in `edge_share`. Consecutive shares joined in order are the
-    /// whole sorted lists.
+    /// The lists for a share: point–triangle pairs of `particles` (ascending), edge pairs
+    /// whose first edge is in `edge_share`. Consecutive shares joined in order are the whole
+    /// sorted lists.
     pub fn lists(
         &self,
         particles: &[u32],
@@ -185,13 +191,6 @@ impl NearSearch {
         edge_share: std::ops::Range<usize>,
         rules: &impl NearRules,
     ) -> NearLists {
-        let pairs = find_pairs(
-            &self.pair_boxes,
-            &self.hash,
-            particles,
-            self.half,
-            |i, j| rules.pair(i, j),
-        );
         let point_triangle = self.triangles.overlapping_pairs(
             particles.iter().copied(),
             |p| self.particle_boxes[p as usize],
@@ -206,7 +205,6 @@ impl NearSearch {
             },
         );
         NearLists {
-            pairs,
             point_triangle,
             edges: edge_pairs,
         }
@@ -221,9 +219,6 @@ mod tests {
     struct Everyone;
 
     impl NearRules for Everyone {
-        fn pair(&self, _: u32, _: u32) -> bool {
-            true
-        }
         fn point_triangle(&self, _: u32, _: u32) -> bool {
             true
         }
@@ -237,7 +232,7 @@ mod tests {
     #[test]
     fn lists_hold_every_candidate_while_the_skin_covers_the_motion() {
         let (r, skin_width) = (0.02, 0.08);
-        let (distance, reach) = (2.0 * r, 4.0 * r);
+        let distance = 2.0 * r;
         let mesh = crate::mesh::primitives::grid([1.0, 1.0], 8, 8);
         let triangles = mesh.triangles();
         let mut edges: Vec<[u32; 2]> = (triangles.iter())
@@ -254,7 +249,7 @@ mod tests {
         let particles: Vec<u32> = (0..reference.len() as u32).collect();
         let mut skin = Skin::new(skin_width);
         skin.reset(&particles, &reference, &reference);
-        let search = NearSearch::new(&skin, &particles, &triangles, &edges, reach, distance);
+        let search = NearSearch::new(&skin, &triangles, &edges, distance);
         let lists = search.lists(&particles, &triangles, &edges, 0..edges.len(), &Everyone);
         // Later: everything shifted, each particle moved up to S/2 per axis at both ends.
         let shift = DVec3::new(0.7, -1.3, 0.4);
@@ -270,14 +265,6 @@ mod tests {
         assert!(skin.covers(&particles, &x, &x_prev));
         let n = particles.len() as u32;
         let mut found = 0;
-        for i in 0..n {
-            for j in i + 1..n {
-                if x[i as usize].distance(x[j as usize]) < reach {
-                    assert!(lists.pairs.contains(&[i, j]), "pair {i} {j}");
-                    found += 1;
-                }
-            }
-        }
         for (t, &triangle) in triangles.iter().enumerate() {
             let triangle_box = point_triangle::swept_box(triangle, &x, &x_prev, distance);
             for p in (0..n).filter(|p| !triangle.contains(p)) {
@@ -311,14 +298,34 @@ mod tests {
             found > 100,
             "the motion made {found} candidates: too few to test anything"
         );
-        let all_pairs = (n * (n - 1) / 2) as usize;
+        let all_point_triangle = n as usize * triangles.len();
         assert!(
-            lists.pairs.len() < all_pairs / 4,
+            lists.point_triangle.len() < all_point_triangle / 4,
             "the lists are not near pairs only"
         );
-        for list in [&lists.pairs, &lists.point_triangle, &lists.edges] {
+        for list in [&lists.point_triangle, &lists.edges] {
             assert!(list.windows(2).all(|w| w[0] < w[1]), "sorted, no repeats");
         }
+    }
+
+    #[test]
+    fn lists_built_while_one_particle_outruns_the_others_get_no_skin() {
+        let particles = [0, 1];
+        let x_prev = vec![DVec3::ZERO, DVec3::X];
+        let mut x = x_prev.clone();
+        x[1].x += 0.06; // the motions differ by more than S/2 = 0.05
+        let mut skin = Skin::new(0.1);
+        skin.reset(&particles, &x, &x_prev);
+        assert!(
+            skin.covers(&particles, &x, &x_prev),
+            "the substep it was built in"
+        );
+        let mut next = x.clone();
+        next[0].x += 0.001; // far less than the skin, but there is none
+        assert!(!skin.covers(&particles, &next, &x));
+        x[1].x -= 0.02; // differing by 0.04 only: the lists get the skin
+        skin.reset(&particles, &x, &x_prev);
+        assert!(skin.covers(&particles, &next, &x));
     }
 
     #[test]

@@ -5,32 +5,29 @@
 //! with Coulomb friction on their relative slip (Macklin et al. 2014, as for colliders) using
 //! `collision.friction`.
 //!
-//! Candidates come from a [`SpatialHash`] (Teschner et al. 2003) of boxes around the
-//! particles, the near lists' reference boxes ([`super::near_lists`]); pairs come out sorted,
-//! so in one fixed order whatever the threads. Which pairs may touch at all (different
-//! objects, or the same one far enough apart at rest) is the caller's rule.
+//! Candidates come from a [`SpatialHash`] (Teschner et al. 2003) built after the prediction
+//! of each substep; pairs come out sorted, so in one fixed order whatever the threads, and are
+//! kept while closer than the search reach. Which pairs may touch at all (different objects,
+//! or the same one far enough apart at rest) is the caller's rule.
 
-use super::bvh::boxes_overlap;
 use super::spatial_hash::SpatialHash;
 use super::stencil::Stencil;
 use glam::DVec3;
 
-/// Pairs `[i, j]` (i < j) of `particles` whose boxes (`boxes`, indexed by particle) overlap
-/// and that `allowed` accepts, sorted. `hash` holds the boxes' centres and `half` is at least
-/// every box's half extent, so a box overlapping box `i` has its centre inside box `i` grown
-/// by `half`.
+/// Pairs `[i, j]` (i < j) of `particles` closer than `reach` that `allowed` accepts, sorted.
 pub fn find_pairs(
-    boxes: &[(DVec3, DVec3)],
+    x: &[DVec3],
     hash: &SpatialHash,
     particles: &[u32],
-    half: DVec3,
+    reach: f64,
     allowed: impl Fn(u32, u32) -> bool,
 ) -> Vec<[u32; 2]> {
     let mut pairs = Vec::new();
+    let reach_sq = reach * reach;
     for &i in particles {
-        let (min, max) = boxes[i as usize];
-        hash.for_each_near(min - half, max + half, |j| {
-            if i < j && boxes_overlap(boxes[i as usize], boxes[j as usize]) && allowed(i, j) {
+        let p = x[i as usize];
+        hash.for_each_near(p - reach, p + reach, |j| {
+            if i < j && p.distance_squared(x[j as usize]) < reach_sq && allowed(i, j) {
                 pairs.push([i, j]);
             }
         });
@@ -75,10 +72,8 @@ mod tests {
         ];
         let owner = [0, 1, 0, 1];
         let particles = [0, 1, 2, 3];
-        let half = DVec3::splat(0.02);
-        let boxes: Vec<_> = x.iter().map(|&p| (p - half, p + half)).collect();
         let hash = SpatialHash::build(&x, &particles, 0.04);
-        let pairs = find_pairs(&boxes, &hash, &particles, half, |i, j| {
+        let pairs = find_pairs(&x, &hash, &particles, 0.04, |i, j| {
             owner[i as usize] != owner[j as usize]
         });
         // 0–2 share an object; 3 is far away.

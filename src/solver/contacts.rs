@@ -12,22 +12,24 @@
 //!   whose spacing exceeds 2r, triangles do not; and their edges are solid against each
 //!   other ([`crate::collision::edge_edge`]), so two folds cannot interlock.
 //!
-//! Candidates are found once per substep, after the prediction, among the pairs of the near
+//! Candidates are found once per substep, after the prediction: sphere pairs from a spatial
+//! hash of the particles, points on triangles and edges on edges among the pairs of the near
 //! lists ([`crate::collision::near_lists`]), which are kept while the particles move less than
-//! a skin relative to each other. Thread 0 checks the lists and, when they no longer cover the
-//! substep, builds the search for new ones ([`ParticleContacts::sweep`]); every thread then
-//! takes a contiguous share (of the particles and edges for new lists, of the lists
-//! otherwise) and tests its pairs exactly, and the shares are joined in order — the same
-//! sorted candidates for any thread count. The contacts are projected on one thread in that
+//! a skin relative to each other. Thread 0 builds the hash, checks the lists and, when they no
+//! longer cover the substep, builds the search for new ones ([`ParticleContacts::sweep`]);
+//! every thread then takes a contiguous share (of the particles, and of the edges for new
+//! lists or of the lists otherwise) and tests its pairs exactly, and the shares are joined in
+//! order — the same sorted candidates for any thread count. The contacts are projected on one thread in that
 //! order (Gauss-Seidel), so the result does not depend on the thread count.
 
 use super::parallel::share as share_of;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
 use crate::collision::near_lists::{NearLists, NearRules, NearSearch, Skin};
-use crate::collision::particles::resolve_pair;
+use crate::collision::particles::{find_pairs, resolve_pair};
 use crate::collision::point_triangle::{
     self, distance_to_triangle, resolve_triangle_contact, TriangleContact,
 };
+use crate::collision::spatial_hash::SpatialHash;
 use crate::model::Model;
 use glam::DVec3;
 
@@ -35,7 +37,8 @@ use glam::DVec3;
 const PAIR_REACH_RADII: f64 = 4.0;
 
 /// The near lists' skin `S` in radii: how far the particles may move relative to each other
-/// before the lists are rebuilt (measured on `scenes/pile.toml`, docs/benchmarks.md).
+/// before the lists of point–triangle and edge–edge pairs are rebuilt (measured on
+/// `scenes/pile.toml`, docs/benchmarks.md).
 const SKIN_RADII: f64 = 4.0;
 
 /// How many contacts of each kind touched in a substep.
@@ -46,9 +49,11 @@ pub struct Touching {
     pub edge_edge: usize,
 }
 
-/// What one substep's candidate tests need: the triangles' and edges' swept boxes, and the
-/// search for new near lists when the old ones no longer cover the substep.
+/// What one substep's candidate tests need: the particles hashed, the triangles' and edges'
+/// swept boxes, and the search for new near lists when the old ones no longer cover the
+/// substep.
 pub struct Sweeps {
+    hash: SpatialHash,
     triangle_boxes: Vec<(DVec3, DVec3)>,
     edge_boxes: Vec<(DVec3, DVec3)>,
     rebuild: Option<NearSearch>,
@@ -167,18 +172,14 @@ impl ParticleContacts {
     /// they no longer cover the substep (one thread).
     pub fn sweep(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> Sweeps {
         let distance = 2.0 * self.radius;
-        let rebuild = (!self.skin.covers(&self.particles, x, x_prev)).then(|| {
+        let with_triangles = !self.triangles.is_empty();
+        let stale = with_triangles && !self.skin.covers(&self.particles, x, x_prev);
+        let rebuild = stale.then(|| {
             self.skin.reset(&self.particles, x, x_prev);
-            NearSearch::new(
-                &self.skin,
-                &self.particles,
-                &self.triangles,
-                &self.edges,
-                PAIR_REACH_RADII * self.radius,
-                distance,
-            )
+            NearSearch::new(&self.skin, &self.triangles, &self.edges, distance)
         });
         Sweeps {
+            hash: SpatialHash::build(x, &self.particles, PAIR_REACH_RADII * self.radius),
             triangle_boxes: (self.triangles.iter())
                 .map(|&t| point_triangle::swept_box(t, x, x_prev, distance))
                 .collect(),
@@ -189,8 +190,9 @@ impl ParticleContacts {
         }
     }
 
-    /// Share `share` of `shares` of this substep's candidates: the listed pairs that pass
-    /// the exact tests, taken from contiguous ranges (of the particles and edges when the
+    /// Share `share` of `shares` of this substep's candidates: the sphere pairs of a
+    /// contiguous share of the particles, and the listed point–triangle and edge pairs that
+    /// pass the exact tests, taken from contiguous ranges (of the particles and edges when the
     /// lists are rebuilt, of the lists otherwise), so the shares joined in order are the
     /// sorted candidates whatever the number of shares (any thread, read-only).
     pub fn candidates(
@@ -201,28 +203,32 @@ impl ParticleContacts {
         share: usize,
         shares: usize,
     ) -> Candidates {
+        let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
+        let rest = &self.rest;
+        let pairs = find_pairs(
+            x,
+            &sweeps.hash,
+            particles,
+            PAIR_REACH_RADII * self.radius,
+            |i, j| self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize])),
+        );
         let rebuilt = sweeps.rebuild.as_ref().map(|search| {
-            let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
             let edge_share = share_of(0..self.edges.len(), share, shares);
             search.lists(particles, &self.triangles, &self.edges, edge_share, self)
         });
         fn part(list: &[[u32; 2]], share: usize, shares: usize) -> &[[u32; 2]] {
             &list[share_of(0..list.len(), share, shares)]
         }
-        let (pairs, point_triangle, edges) = match &rebuilt {
-            Some(near) => (&near.pairs[..], &near.point_triangle[..], &near.edges[..]),
+        let (point_triangle, edges) = match &rebuilt {
+            Some(near) => (&near.point_triangle[..], &near.edges[..]),
             None => (
-                part(&self.near.pairs, share, shares),
                 part(&self.near.point_triangle, share, shares),
                 part(&self.near.edges, share, shares),
             ),
         };
-        let reach = PAIR_REACH_RADII * self.radius;
         let distance = 2.0 * self.radius;
         Candidates {
-            pairs: (pairs.iter().copied())
-                .filter(|&[i, j]| x[i as usize].distance_squared(x[j as usize]) < reach * reach)
-                .collect(),
+            pairs,
             triangle_contacts: (point_triangle.iter())
                 .filter_map(|&[p, t]| {
                     let (triangle, triangle_box) = (
@@ -316,11 +322,6 @@ impl ParticleContacts {
 
 /// The near lists take who may touch whom from the objects' rules.
 impl NearRules for ParticleContacts {
-    fn pair(&self, i: u32, j: u32) -> bool {
-        let rest = &self.rest;
-        self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize]))
-    }
-
     fn point_triangle(&self, p: u32, t: u32) -> bool {
         let (rest, corners) = (&self.rest, self.triangles[t as usize]);
         self.may_touch(p, corners[0], || {

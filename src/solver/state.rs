@@ -9,8 +9,9 @@
 //!
 //! Not stored, because they are recomputed exactly: constraints of torn objects (remade from
 //! the topology, in a canonical order, see `tearing::remake_constraints`), their colours,
-//! Lagrange multipliers (zeroed every substep), contacts (found every substep) and mesh
-//! collider poses (a function of time). Restoring onto a solver freshly built from the same
+//! Lagrange multipliers (zeroed every substep), contacts (found every substep; the near lists
+//! of candidates are rebuilt after a restore, which changes no candidate, see
+//! `collision::near_lists`) and mesh collider poses (a function of time). Restoring onto a solver freshly built from the same
 //! scene gives the state bit for bit, so a resumed run writes the same bytes.
 //!
 //! Encoding: little-endian, lengths as u64, every length checked against the bytes left

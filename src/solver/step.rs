@@ -359,7 +359,8 @@ struct Frame<'a> {
     has_particle_contacts: bool,
     /// Written by thread 0 only; all threads read it while they search for candidates.
     particle_contacts: &'a RwLock<ParticleContacts>,
-    /// The current substep's hash and trees, and each thread's share of the candidates.
+    /// What the current substep's candidate tests need (the hash, swept boxes, a search for
+    /// new near lists), dropped once the candidates are joined; each thread's share of them.
     sweeps: RwLock<Option<Sweeps>>,
     candidate_shares: Vec<Mutex<Candidates>>,
     mesh_poses: &'a [Option<MeshPose>],
@@ -618,6 +619,8 @@ impl Frame<'_> {
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .set_candidates(shares);
+            // The search (hash, trees) is not needed until the next substep builds its own.
+            *self.sweeps.write().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }
 
