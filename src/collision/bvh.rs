@@ -58,17 +58,21 @@ pub fn bounds(points: impl IntoIterator<Item = DVec3>, margin: f64) -> (DVec3, D
     (min - margin, max + margin)
 }
 
-#[derive(Debug, Clone)]
-enum Node {
-    Leaf { item: u32 },
-    Inner { children: [usize; 2] },
+/// A node with its box. The nodes are stored depth first, so an inner node's first child
+/// is the next node and only its second child needs a link; a walk reads one node (box and
+/// link together) per step.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    bounds: Aabb,
+    /// A leaf's item, or an inner node's second child.
+    link: u32,
+    leaf: bool,
 }
 
 /// A BVH over triangles (one leaf per triangle) or over any list of boxes.
 #[derive(Debug, Clone)]
 pub struct Bvh {
     nodes: Vec<Node>,
-    boxes: Vec<Aabb>,
 }
 
 /// The closest point of a mesh to a query point.
@@ -83,8 +87,8 @@ pub struct Closest {
 
 /// The traversal stack, on the program stack: queries run millions of times per run (self
 /// collision), so they must not allocate. Median splits keep the depth at most
-/// ⌈log₂ leaves⌉ ≤ 32, and a depth-first walk holds at most one pending node per level plus
-/// one, so 64 slots always suffice.
+/// ⌈log₂ leaves⌉ ≤ 32, and a depth-first walk holds at most one pending node per level, so
+/// 64 slots always suffice.
 struct Stack {
     nodes: [usize; 64],
     len: usize,
@@ -98,11 +102,9 @@ impl Stack {
         }
     }
 
-    /// Pushes `b` then `a`, so `a` is visited first.
-    fn push_children(&mut self, a: usize, b: usize) {
-        self.nodes[self.len] = b;
-        self.nodes[self.len + 1] = a;
-        self.len += 2;
+    fn push(&mut self, index: usize) {
+        self.nodes[self.len] = index;
+        self.len += 1;
     }
 
     fn pop(&mut self) -> Option<usize> {
@@ -136,32 +138,69 @@ impl Bvh {
             .collect();
         let mut bvh = Bvh {
             nodes: Vec::with_capacity(2 * leaf_boxes.len()),
-            boxes: Vec::new(),
         };
         let mut order: Vec<u32> = (0..leaf_boxes.len() as u32).collect();
         if !order.is_empty() {
             bvh.split(&mut order, &centres);
         }
-        bvh.boxes = vec![Aabb::EMPTY; bvh.nodes.len()];
-        for index in (0..bvh.nodes.len()).rev() {
-            bvh.boxes[index] = match bvh.nodes[index] {
-                Node::Leaf { item } => {
-                    let (min, max) = leaf_boxes[item as usize];
-                    Aabb { min, max }
-                }
-                Node::Inner { children: [a, b] } => bvh.boxes[a].merge(bvh.boxes[b]),
+        bvh.fit(|item| {
+            let (min, max) = leaf_boxes[item as usize];
+            Aabb { min, max }
+        });
+        bvh
+    }
+
+    /// Sets every box from its leaves' boxes (children always follow their parent, so a
+    /// reverse pass sees children first).
+    fn fit(&mut self, leaf_box: impl Fn(u32) -> Aabb) {
+        for index in (0..self.nodes.len()).rev() {
+            let node = self.nodes[index];
+            self.nodes[index].bounds = if node.leaf {
+                leaf_box(node.link)
+            } else {
+                self.nodes[index + 1]
+                    .bounds
+                    .merge(self.nodes[node.link as usize].bounds)
             };
         }
-        bvh
+    }
+
+    /// Depth-first walk, first children first: `enter(box, Some(item))` is called for every
+    /// leaf reached, `enter(box, None)` for every inner node, which is descended only if it
+    /// returns true.
+    fn walk(&self, mut enter: impl FnMut(&Aabb, Option<u32>) -> bool) {
+        let mut stack = Stack::new(!self.nodes.is_empty());
+        while let Some(mut index) = stack.pop() {
+            loop {
+                let node = &self.nodes[index];
+                if node.leaf {
+                    enter(&node.bounds, Some(node.link));
+                    break;
+                }
+                if !enter(&node.bounds, None) {
+                    break;
+                }
+                stack.push(node.link as usize);
+                index += 1;
+            }
+        }
     }
 
     fn split(&mut self, order: &mut [u32], centroids: &[DVec3]) -> usize {
         let index = self.nodes.len();
         if let [item] = order {
-            self.nodes.push(Node::Leaf { item: *item });
+            self.nodes.push(Node {
+                bounds: Aabb::EMPTY,
+                link: *item,
+                leaf: true,
+            });
             return index;
         }
-        self.nodes.push(Node::Inner { children: [0, 0] });
+        self.nodes.push(Node {
+            bounds: Aabb::EMPTY,
+            link: 0,
+            leaf: false,
+        });
         let bounds = order
             .iter()
             .fold(Aabb::EMPTY, |b, &t| b.grow(centroids[t as usize]));
@@ -182,22 +221,19 @@ impl Bvh {
                 .then(a.cmp(&b))
         });
         let (left, right) = order.split_at_mut(middle);
-        let children = [self.split(left, centroids), self.split(right, centroids)];
-        self.nodes[index] = Node::Inner { children };
+        self.split(left, centroids); // at index + 1
+        let second = self.split(right, centroids);
+        self.nodes[index].link = second as u32;
         index
     }
 
-    /// Recomputes every box for moved vertices (children always follow their parent in
-    /// `nodes`, so a reverse pass sees children first).
+    /// Recomputes every box for moved vertices.
     pub fn refit(&mut self, positions: &[DVec3], triangles: &[[u32; 3]]) {
-        for index in (0..self.nodes.len()).rev() {
-            self.boxes[index] = match self.nodes[index] {
-                Node::Leaf { item: triangle } => triangles[triangle as usize]
-                    .iter()
-                    .fold(Aabb::EMPTY, |b, &i| b.grow(positions[i as usize])),
-                Node::Inner { children: [a, b] } => self.boxes[a].merge(self.boxes[b]),
-            };
-        }
+        self.fit(|triangle| {
+            triangles[triangle as usize]
+                .iter()
+                .fold(Aabb::EMPTY, |b, &i| b.grow(positions[i as usize]))
+        });
     }
 
     /// The closest point of the mesh to `p` within `max_distance`, if any.
@@ -210,54 +246,46 @@ impl Bvh {
     ) -> Option<Closest> {
         let mut best: Option<Closest> = None;
         let mut best_sq = max_distance * max_distance;
-        let mut stack = Stack::new(!self.nodes.is_empty());
-        while let Some(index) = stack.pop() {
-            if self.boxes[index].distance_sq(p) > best_sq {
-                continue;
+        self.walk(|bounds, item| {
+            if bounds.distance_sq(p) > best_sq {
+                return false;
             }
-            match self.nodes[index] {
-                Node::Leaf { item: triangle } => {
-                    let [a, b, c] = triangles[triangle as usize].map(|i| positions[i as usize]);
-                    let (point, weights) = closest_on_triangle(p, a, b, c);
-                    let distance_sq = point.distance_squared(p);
-                    let better = match best {
-                        None => distance_sq <= best_sq,
-                        Some(found) => {
-                            distance_sq < best_sq
-                                || (distance_sq == best_sq && triangle < found.triangle)
-                        }
-                    };
-                    if better {
-                        best_sq = distance_sq;
-                        best = Some(Closest {
-                            triangle,
-                            point,
-                            weights,
-                            distance: distance_sq.sqrt(),
-                        });
-                    }
+            let Some(triangle) = item else {
+                return true;
+            };
+            let [a, b, c] = triangles[triangle as usize].map(|i| positions[i as usize]);
+            let (point, weights) = closest_on_triangle(p, a, b, c);
+            let distance_sq = point.distance_squared(p);
+            let better = match best {
+                None => distance_sq <= best_sq,
+                Some(found) => {
+                    distance_sq < best_sq || (distance_sq == best_sq && triangle < found.triangle)
                 }
-                // Second child pushed first, so the first is visited first.
-                Node::Inner { children: [a, b] } => stack.push_children(a, b),
+            };
+            if better {
+                best_sq = distance_sq;
+                best = Some(Closest {
+                    triangle,
+                    point,
+                    weights,
+                    distance: distance_sq.sqrt(),
+                });
             }
-        }
+            false
+        });
         best
     }
 
     /// Calls `visit` with every leaf (triangle or box) whose box overlaps `[min, max]`, in
     /// tree order.
     pub fn for_each_overlapping(&self, min: DVec3, max: DVec3, mut visit: impl FnMut(u32)) {
-        let mut stack = Stack::new(!self.nodes.is_empty());
-        while let Some(index) = stack.pop() {
-            let b = &self.boxes[index];
-            if !boxes_overlap((min, max), (b.min, b.max)) {
-                continue;
+        self.walk(|bounds, item| {
+            let overlaps = boxes_overlap((min, max), (bounds.min, bounds.max));
+            if let (true, Some(item)) = (overlaps, item) {
+                visit(item);
             }
-            match self.nodes[index] {
-                Node::Leaf { item } => visit(item),
-                Node::Inner { children: [a, b] } => stack.push_children(a, b),
-            }
-        }
+            overlaps
+        });
     }
 
     /// Every `[q, leaf]`, `q` from `queries` in their order, whose boxes overlap
