@@ -398,16 +398,23 @@ pub fn primitive_particles(file: &SceneFile) -> Result<u64> {
 /// (estimated at [`BYTES_PER_PARTICLE`] each), before it is built.
 fn check_memory(particles: u64) -> Result<()> {
     let needed = particles.saturating_mul(BYTES_PER_PARTICLE);
-    if let Some(available) = available_memory() {
-        if needed > available {
-            bail!(
-                "the scene needs about {} of memory for {particles} particles, but {} is available",
-                human_bytes(needed),
-                human_bytes(available)
-            );
+    ensure_available(needed, || {
+        format!(
+            "the scene needs about {} of memory for {particles} particles",
+            human_bytes(needed)
+        )
+    })
+}
+
+/// Refuses to go on when `bytes` is more than the memory available; `what` says what needs
+/// them ("… needs about 3.0 GiB of memory"), the message adds how much there is.
+fn ensure_available(bytes: u64, what: impl FnOnce() -> String) -> Result<()> {
+    match available_memory() {
+        Some(available) if bytes > available => {
+            bail!("{}, but {} is available", what(), human_bytes(available))
         }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// `MemAvailable` from /proc/meminfo, where there is one.
@@ -465,15 +472,12 @@ fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    if let Some(available) = available_memory() {
-        if bytes > available {
-            bail!(
-                "`{name}` needs at least {} of memory to read, but {} is available",
-                human_bytes(bytes),
-                human_bytes(available)
-            );
-        }
-    }
+    ensure_available(bytes, || {
+        format!(
+            "`{name}` needs at least {} of memory to read",
+            human_bytes(bytes)
+        )
+    })?;
     read(&path)
 }
 
@@ -660,21 +664,39 @@ fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animatio
 }
 
 /// A mesh collider's frames: one file, or with `{frame}` in the name a file per output frame,
-/// read from `start_frame` on until one is missing (the last is held after it).
+/// read from `start_frame` on until one is missing (the last is held after it). Every frame
+/// is held in memory: once the first is read, the sequence is refused if its frames would not
+/// fit in the memory available.
 fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Result<MeshGeometry> {
     let read = |name: &str| read_mesh(base_dir, name, MeshUse::Collider);
     let mut frames: Vec<Vec<DVec3>> = Vec::new();
     let mut triangles = Vec::new();
     if template.contains("{frame") {
         let last = sim.start_frame + sim.frames.max(1) - 1;
+        let name_of = |frame: u64| naming::render(template, "", frame);
         for frame in sim.start_frame..=last {
-            let name = naming::render(template, "", frame);
+            let name = name_of(frame);
             if frame > sim.start_frame && !base_dir.join(&name).exists() {
                 break;
             }
             let mesh = read(&name).with_context(|| format!("mesh sequence frame {frame}"))?;
             if frames.is_empty() {
                 triangles = mesh.triangles();
+                let count = (sim.start_frame + 1..=last)
+                    .take_while(|&f| base_dir.join(name_of(f)).exists())
+                    .count() as u64
+                    + 1;
+                let bytes = (mesh.positions.len() as u64)
+                    .saturating_mul(std::mem::size_of::<DVec3>() as u64)
+                    .saturating_mul(count);
+                ensure_available(bytes, || {
+                    format!(
+                        "mesh sequence `{template}`: {count} frames of {} vertices need about {} \
+                         of memory",
+                        mesh.positions.len(),
+                        human_bytes(bytes)
+                    )
+                })?;
             } else if mesh.triangles() != triangles || mesh.positions.len() != frames[0].len() {
                 bail!("mesh: `{name}` does not have the topology of the first frame (same vertices and faces are needed)");
             }

@@ -67,6 +67,56 @@ fn every_bad_input_is_refused_with_its_message_and_writes_nothing() {
     }
 }
 
+/// `MemAvailable` of this machine, bytes.
+fn available_memory() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))
+        .unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+/// A mesh collider sequence is held in memory whole: one whose frames cannot fit is refused
+/// after its first frame is read, not after the machine runs out. The frames are symlinks to
+/// one 3 MB file, as many as it takes to need twice the memory available.
+#[test]
+fn a_mesh_sequence_larger_than_memory_is_refused_before_it_is_read() {
+    let ws = Workspace::new();
+    let side = 317; // 100 489 vertices: 2.4 MB of positions per frame
+    let mut obj = String::new();
+    for k in 0..side * side {
+        obj += &format!("v {} 0 {}\n", k % side, k / side);
+    }
+    obj += "f 1 2 318\n";
+    let first = ws.write("body.0001.obj", &obj);
+    let per_frame = (side * side * 24) as u64;
+    let frames = (2 * available_memory() / per_frame + 1).min(999_999);
+    assert!(
+        frames * per_frame > available_memory(),
+        "the machine has too much memory"
+    );
+    for frame in 2..=frames {
+        std::os::unix::fs::symlink(&first, ws.path(&format!("body.{frame:04}.obj"))).unwrap();
+    }
+    let scene = format!(
+        "[simulation]\nframes = {frames}\n[[object]]\nname = \"c\"\n\
+         grid = {{ size = [1.0, 1.0], resolution = [2, 2] }}\ndensity = 0.1\n\
+         [[collider]]\nname = \"body\"\nshape = \"mesh\"\nmesh = \"body.{{frame:04}}.obj\"\n"
+    );
+    let path = ws.write("scene.toml", &scene);
+    let output = Command::new(BIN).arg("check").arg(&path).output().unwrap();
+    let message =
+        format!("mesh sequence `body.{{frame:04}}.obj`: {frames} frames of 100489 vertices");
+    assert_refused(&output, &message, "sequence");
+    assert_refused(&output, "is available", "sequence");
+}
+
 #[test]
 fn command_line_mistakes_exit_2() {
     let ws = Workspace::new();
