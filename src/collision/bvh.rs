@@ -1,8 +1,10 @@
-//! Triangle meshes as colliders: a bounding-volume hierarchy over the triangles (built once,
-//! its boxes refitted to the moving vertices every substep) and closest-point queries
-//! (Ericson, "Real-Time Collision Detection", 2005, §5.1.5 for the closest point on a
-//! triangle). Deterministic: the tree depends only on the first frame's geometry, and a query
-//! visits children in a fixed order and keeps the first of equally close triangles.
+//! Bounding-volume hierarchies: over a collider mesh's triangles (built once, its boxes
+//! refitted to the moving vertices every substep), with closest-point queries (Ericson,
+//! "Real-Time Collision Detection", 2005, §5.1.5 for the closest point on a triangle); and over
+//! any list of boxes, for the self-collision near lists and the self-intersection count.
+//! Deterministic: a tree depends only on the boxes it is built over (median splits under a
+//! total order), a query visits children in a fixed order, and `closest` keeps the lowest
+//! index among equally close triangles.
 
 use glam::DVec3;
 

@@ -20,8 +20,8 @@
 //! `D`, the contact distance 2r, and the particle under it 0; an edge `D/2`), so while the
 //! lists are valid each lies inside the reference boxes shifted by `c` and grown by `g + S/2`,
 //! and two that overlap now overlapped in the reference (shifts cancel). The lists are
-//! searched with `g + M/2`, `M = 9/8 S` plus 64 ulps of the largest coordinate, so rounding
-//! cannot drop a pair at the border. Lists built where the particles' motions in the
+//! searched with `g + M/2`, `M = 9/8 S` plus 64 ulps of the largest coordinate the lists
+//! are kept for (2·10⁹ m: 28 µm), so rounding cannot drop a pair at the border. Lists built where the particles' motions in the
 //! substep already differ by more than `S/2` would not outlast the next substep, and get
 //! `S = 0` (the cost of a plain search) instead ([`Skin::reset`]).
 //!
@@ -31,7 +31,16 @@
 //! produces the same bytes as one that was never stopped.
 
 use super::bvh::{bounds, Bvh};
+use crate::mesh::obj::MAX_ABS_COORDINATE;
 use glam::DVec3;
+
+/// Positions the lists are kept for: twice the input limit (a substep's prediction may
+/// overshoot it; a particle left beyond it diverges and stops the run).
+const COORDINATE_BOUND: f64 = 2.0 * MAX_ABS_COORDINATE;
+
+/// What rounding may move a box test by at coordinates within [`COORDINATE_BOUND`]: 64 ulps
+/// there, 28 µm. A fixed length, so a particle far away cannot widen every search.
+const ROUNDING_SLACK: f64 = 64.0 * f64::EPSILON * COORDINATE_BOUND;
 
 /// The reference boxes and the skin `S`: whether lists built from them still hold every
 /// candidate of a substep.
@@ -41,8 +50,6 @@ pub struct Skin {
     full_width: f64,
     /// `S` of the current lists: `full_width`, or 0 (see [`Skin::reset`]).
     width: f64,
-    /// Rounding slack added to the search margin: a few ulps of the largest coordinate.
-    slack: f64,
     /// `B_i`, indexed by particle (only the listed particles' are used); empty before the
     /// first build.
     reference: Vec<(DVec3, DVec3)>,
@@ -53,7 +60,6 @@ impl Skin {
         Skin {
             full_width: width,
             width,
-            slack: 0.0,
             reference: Vec::new(),
         }
     }
@@ -71,31 +77,28 @@ impl Skin {
             for y in [x[i as usize], x_prev[i as usize]] {
                 above = above.max(y - max);
                 below = below.min(y - min);
-                finite &= y.is_finite();
+                finite &= y.abs().max_element() <= COORDINATE_BOUND;
             }
         }
-        // A non-finite position covers nothing (`max` would skip a NaN): the lists are
-        // rebuilt, and the divergence check stops the run after the substep.
+        // A non-finite position, or one beyond the coordinates the rounding slack is made
+        // for, covers nothing (`max` would skip a NaN): the lists are rebuilt, and the
+        // divergence check stops the run after the substep.
         finite && (above - below).cmple(DVec3::splat(self.width)).all()
     }
 
     /// Makes the substep `x_prev` → `x` the reference. The skin is only worth its larger
     /// search when the lists will last: where the particles' motions in this substep already
-    /// differ by more than half the skin on some axis (a fast particle among slow ones), the
-    /// next substep would rebuild anyway, so these lists get no skin and cost what a plain
-    /// search costs. (Either way the candidates are the same.)
+    /// differ by more than half the skin on some axis (a fast particle among slow ones), they
+    /// would outlast at most the next substep, so these lists get no skin and cost what a
+    /// plain search costs. (Either way the candidates are the same.)
     pub fn reset(&mut self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) {
         self.reference.resize(x.len(), (DVec3::ZERO, DVec3::ZERO));
         let (mut fastest, mut slowest) = (DVec3::NEG_INFINITY, DVec3::INFINITY);
-        let mut largest = 0.0_f64;
         for &i in particles {
             let (y, y_prev) = (x[i as usize], x_prev[i as usize]);
             self.reference[i as usize] = bounds([y, y_prev], 0.0);
             fastest = fastest.max(y - y_prev);
             slowest = slowest.min(y - y_prev);
-            largest = largest
-                .max(y.abs().max_element())
-                .max(y_prev.abs().max_element());
         }
         let motions_differ = (fastest - slowest).max_element();
         self.width = if motions_differ <= 0.5 * self.full_width {
@@ -103,13 +106,12 @@ impl Skin {
         } else {
             0.0
         };
-        self.slack = 64.0 * f64::EPSILON * largest;
     }
 
     /// The margin the lists are searched with beyond the contact margins:
-    /// `M = 9/8 S` plus the rounding slack.
+    /// `M = 9/8 S` plus [`ROUNDING_SLACK`].
     fn search_margin(&self) -> f64 {
-        1.125 * self.width + self.slack
+        1.125 * self.width + ROUNDING_SLACK
     }
 }
 
@@ -343,6 +345,8 @@ mod tests {
         apart[1].x += 0.02;
         assert!(!skin.covers(&particles, &apart, &shifted));
         apart[1] = DVec3::NAN;
+        assert!(!skin.covers(&particles, &apart, &shifted));
+        apart[1] = DVec3::splat(1e14); // beyond what the rounding slack is made for
         assert!(!skin.covers(&particles, &apart, &shifted));
     }
 }

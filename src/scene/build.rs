@@ -409,7 +409,7 @@ fn check_memory(particles: u64) -> Result<()> {
 /// Refuses to go on when `bytes` is more than the memory available; `what` says what needs
 /// them ("… needs about 3.0 GiB of memory"), the message adds how much there is.
 fn ensure_available(bytes: u64, what: impl FnOnce() -> String) -> Result<()> {
-    match available_memory() {
+    match available_memory()? {
         Some(available) if bytes > available => {
             bail!("{}, but {} is available", what(), human_bytes(available))
         }
@@ -417,12 +417,32 @@ fn ensure_available(bytes: u64, what: impl FnOnce() -> String) -> Result<()> {
     }
 }
 
-/// `MemAvailable` from /proc/meminfo, where there is one.
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+/// The environment variable that caps the memory a scene may use, in bytes.
+const MEMORY_LIMIT_VARIABLE: &str = "XPBD_SIM_MEMORY_LIMIT";
+
+/// The memory a scene may use: `MemAvailable` from /proc/meminfo where there is one, or less
+/// when [`MEMORY_LIMIT_VARIABLE`] says so (a farm job's limit, which a container's
+/// /proc/meminfo does not show).
+fn available_memory() -> Result<Option<u64>> {
+    let limit = match std::env::var(MEMORY_LIMIT_VARIABLE) {
+        Ok(text) => Some(text.trim().parse::<u64>().map_err(|_| {
+            anyhow!(
+                "{MEMORY_LIMIT_VARIABLE} must be a whole number of bytes, not `{}`",
+                text.chars().take(100).collect::<String>()
+            )
+        })?),
+        Err(_) => None,
+    };
+    let system = (|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib.saturating_mul(1024))
+    })();
+    Ok(match (system, limit) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    })
 }
 
 pub fn human_bytes(bytes: u64) -> String {
@@ -682,6 +702,9 @@ fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Re
             let mesh = read(&name).with_context(|| format!("mesh sequence frame {frame}"))?;
             if frames.is_empty() {
                 triangles = mesh.triangles();
+                if triangles.is_empty() {
+                    bail!("mesh: `{name}` has no faces to collide with");
+                }
                 let count = (sim.start_frame + 1..=last)
                     .take_while(|&f| base_dir.join(name_of(f)).exists())
                     .count() as u64

@@ -19,8 +19,9 @@
 //! longer cover the substep, builds the search for new ones ([`ParticleContacts::sweep`]);
 //! every thread then takes a contiguous share (of the particles, and of the edges for new
 //! lists or of the lists otherwise) and tests its pairs exactly, and the shares are joined in
-//! order — the same sorted candidates for any thread count. The contacts are projected on one thread in that
-//! order (Gauss-Seidel), so the result does not depend on the thread count.
+//! order — the same sorted candidates for any thread count. The contacts are projected on
+//! one thread in that order (Gauss-Seidel), so the result does not depend on the thread
+//! count.
 
 use super::parallel::share as share_of;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
@@ -168,8 +169,8 @@ impl ParticleContacts {
     }
 
     /// Prepares this substep's candidate tests from the predicted positions `x` and the
-    /// positions at its start `x_prev`: the swept boxes, and a rebuild of the near lists when
-    /// they no longer cover the substep (one thread).
+    /// positions at its start `x_prev`: the particles hashed, the swept boxes, and a rebuild
+    /// of the near lists when they no longer cover the substep (one thread).
     pub fn sweep(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> Sweeps {
         let distance = 2.0 * self.radius;
         let with_triangles = !self.triangles.is_empty();

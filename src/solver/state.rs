@@ -11,8 +11,9 @@
 //! the topology, in a canonical order, see `tearing::remake_constraints`), their colours,
 //! Lagrange multipliers (zeroed every substep), contacts (found every substep; the near lists
 //! of candidates are rebuilt after a restore, which changes no candidate, see
-//! `collision::near_lists`) and mesh collider poses (a function of time). Restoring onto a solver freshly built from the same
-//! scene gives the state bit for bit, so a resumed run writes the same bytes.
+//! `collision::near_lists`) and mesh collider poses (a function of time). Restoring onto a
+//! solver freshly built from the same scene gives the state bit for bit, so a resumed run
+//! writes the same bytes.
 //!
 //! Encoding: little-endian, lengths as u64, every length checked against the bytes left
 //! before anything is allocated (a damaged file cannot ask for terabytes).
