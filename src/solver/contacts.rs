@@ -54,7 +54,7 @@ pub struct Touching {
 /// swept boxes, and the search for new near lists when the old ones no longer cover the
 /// substep.
 pub struct Sweeps {
-    hash: SpatialHash,
+    hash: Option<SpatialHash>,
     triangle_boxes: Vec<(DVec3, DVec3)>,
     edge_boxes: Vec<(DVec3, DVec3)>,
     rebuild: Option<NearSearch>,
@@ -180,7 +180,10 @@ impl ParticleContacts {
             NearSearch::new(&self.skin, &self.triangles, &self.edges, distance)
         });
         Sweeps {
-            hash: SpatialHash::build(x, &self.particles, PAIR_REACH_RADII * self.radius),
+            // Spheres of radius 0 never touch (and cells of size 0 would put every particle
+            // in one bucket).
+            hash: (self.radius > 0.0)
+                .then(|| SpatialHash::build(x, &self.particles, PAIR_REACH_RADII * self.radius)),
             triangle_boxes: (self.triangles.iter())
                 .map(|&t| point_triangle::swept_box(t, x, x_prev, distance))
                 .collect(),
@@ -206,13 +209,15 @@ impl ParticleContacts {
     ) -> Candidates {
         let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
         let rest = &self.rest;
-        let pairs = find_pairs(
-            x,
-            &sweeps.hash,
-            particles,
-            PAIR_REACH_RADII * self.radius,
-            |i, j| self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize])),
-        );
+        let pairs = sweeps.hash.as_ref().map_or(Vec::new(), |hash| {
+            find_pairs(
+                x,
+                hash,
+                particles,
+                PAIR_REACH_RADII * self.radius,
+                |i, j| self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize])),
+            )
+        });
         let rebuilt = sweeps.rebuild.as_ref().map(|search| {
             let edge_share = share_of(0..self.edges.len(), share, shares);
             search.lists(particles, &self.triangles, &self.edges, edge_share, self)
