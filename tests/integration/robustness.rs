@@ -317,18 +317,23 @@ fn sigterm_stops_gracefully_and_a_second_signal_stops_at_once() {
     assert_eq!(child.wait().unwrap().code(), Some(143));
     assert_eq!(stats(&ws.out()).pop().unwrap()["status"], "interrupted");
     // SIGTERM and SIGINT together: the second one handled exits at once, before the frame
-    // boundary, so no summary is written.
-    let ws = Workspace::new();
-    let mut child = start_and_wait_for_checkpoint(&ws.out(), 4, "1");
-    for signal in [libc::SIGTERM, libc::SIGINT] {
-        // SAFETY: as above.
-        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
-    }
-    let code = child.wait().unwrap().code();
-    assert!(code == Some(130) || code == Some(143), "{code:?}");
-    let last = stats(&ws.out()).pop().unwrap();
-    assert_ne!(
-        last["type"], "summary",
-        "it stopped at once, not at the frame boundary"
+    // boundary, so no summary is written. Should this test be descheduled between its two
+    // kill(2) calls for as long as the child takes to reach the frame boundary and stop
+    // gracefully, the child rightly writes a summary; three such misses in a row would mean
+    // the second signal is not handled.
+    let stopped_at_once = (0..3).any(|_| {
+        let ws = Workspace::new();
+        let mut child = start_and_wait_for_checkpoint(&ws.out(), 4, "1");
+        for signal in [libc::SIGTERM, libc::SIGINT] {
+            // SAFETY: as above.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        }
+        let code = child.wait().unwrap().code();
+        assert!(code == Some(130) || code == Some(143), "{code:?}");
+        stats(&ws.out()).pop().unwrap()["type"] != "summary"
+    });
+    assert!(
+        stopped_at_once,
+        "it stopped at the frame boundary, not at once"
     );
 }
