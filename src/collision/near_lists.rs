@@ -267,11 +267,13 @@ mod tests {
         assert!(skin.covers(&particles, &x, &x_prev));
         let n = particles.len() as u32;
         let mut found = 0;
-        for (t, &triangle) in triangles.iter().enumerate() {
-            let triangle_box = point_triangle::swept_box(triangle, &x, &x_prev, distance);
+        let triangle_boxes: Vec<_> = (triangles.iter())
+            .map(|&t| point_triangle::swept_box(t, &x, &x_prev, distance))
+            .collect();
+        for (t, triangle) in (0..).zip(&triangles) {
             for p in (0..n).filter(|p| !triangle.contains(p)) {
-                let t = t as u32;
-                if point_triangle::contact(p, t, triangle, triangle_box, &x, &x_prev, distance)
+                let pair = [p, t];
+                if point_triangle::contact(pair, &triangles, &triangle_boxes, &x, &x_prev, distance)
                     .is_some()
                 {
                     assert!(

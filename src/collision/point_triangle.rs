@@ -49,24 +49,23 @@ pub fn swept_box(
     bounds(corners(x).into_iter().chain(corners(x_prev)), distance)
 }
 
-/// The contact of particle `p` with triangle `t` (corners `triangle`, swept box
-/// `triangle_box` from [`swept_box`]) in the substep `x_prev` → `x`, if there is one: when
-/// the particle's swept box overlaps the triangle's and its side is known (see the module
-/// notes). `distance` is 2r.
+/// The contact of particle `p` with triangle `t` (an index into `triangles`, not holding `p`;
+/// its swept box from [`swept_box`] in `boxes`) in the substep `x_prev` → `x`, if there is
+/// one: when the particle's swept box overlaps the triangle's and its side is known (see the
+/// module notes). `distance` is 2r.
 pub fn contact(
-    p: u32,
-    t: u32,
-    triangle: [u32; 3],
-    triangle_box: (DVec3, DVec3),
+    [p, t]: [u32; 2],
+    triangles: &[[u32; 3]],
+    boxes: &[(DVec3, DVec3)],
     x: &[DVec3],
     x_prev: &[DVec3],
     distance: f64,
 ) -> Option<TriangleContact> {
     let (p1, p0) = (x[p as usize], x_prev[p as usize]);
-    if !boxes_overlap(bounds([p0, p1], 0.0), triangle_box) {
+    if !boxes_overlap(bounds([p0, p1], 0.0), boxes[t as usize]) {
         return None;
     }
-    let corners = |at: &[DVec3]| triangle.map(|k| at[k as usize]);
+    let corners = |at: &[DVec3]| triangles[t as usize].map(|k| at[k as usize]);
     let side = side_over(corners(x_prev), p0, 2.0 * distance)
         .or_else(|| side_over(corners(x), p1, 0.0))?;
     Some(TriangleContact {
@@ -141,10 +140,10 @@ mod tests {
 
     /// The contacts of every particle not of the triangle, as the solver finds them.
     fn contacts_of(x: &[DVec3], x_prev: &[DVec3], triangles: &[[u32; 3]]) -> Vec<TriangleContact> {
-        let triangle_box = swept_box(triangles[0], x, x_prev, 0.02);
+        let boxes = [swept_box(triangles[0], x, x_prev, 0.02)];
         (0..x.len() as u32)
             .filter(|p| !triangles[0].contains(p))
-            .filter_map(|p| contact(p, 0, triangles[0], triangle_box, x, x_prev, 0.02))
+            .filter_map(|p| contact([p, 0], triangles, &boxes, x, x_prev, 0.02))
             .collect()
     }
 

@@ -236,12 +236,9 @@ impl ParticleContacts {
         Candidates {
             pairs,
             triangle_contacts: (point_triangle.iter())
-                .filter_map(|&[p, t]| {
-                    let (triangle, triangle_box) = (
-                        self.triangles[t as usize],
-                        sweeps.triangle_boxes[t as usize],
-                    );
-                    point_triangle::contact(p, t, triangle, triangle_box, x, x_prev, distance)
+                .filter_map(|&pair| {
+                    let boxes = &sweeps.triangle_boxes;
+                    point_triangle::contact(pair, &self.triangles, boxes, x, x_prev, distance)
                 })
                 .collect(),
             edge_contacts: (edges.iter())
