@@ -94,19 +94,18 @@ fn chain_segments_stretch_by_alpha_times_the_weight_below() {
     for error in chain_errors(20, 4) {
         assert!(error.abs() < 1e-4, "{error}");
     }
-    // One Gauss-Seidel sweep per substep leaves an O(w h² / α) error in the steady state
-    // (only the constraint projected last is exact), so 4× the substeps must cut it ~16×.
+    // One symmetric Gauss-Seidel sweep per substep (forward, then backward) leaves a small
+    // steady-state error that more substeps remove: measured 1.2e-3 on the middle segment at
+    // 20 substeps and 1e-14 at 80. (A forward sweep alone left O(w h² / α): 4e-2 at 20.)
     let coarse = chain_errors(20, 1);
     let fine = chain_errors(80, 1);
     for k in 0..3 {
         assert!(
-            coarse[k].abs() < 0.1 && fine[k].abs() < 0.01,
+            coarse[k].abs() < 0.01
+                && fine[k].abs() < 1e-6
+                && fine[k].abs() <= coarse[k].abs().max(1e-12),
             "{coarse:?} {fine:?}"
         );
-        if coarse[k].abs() > 1e-3 {
-            let ratio = coarse[k] / fine[k];
-            assert!((10.0..25.0).contains(&ratio), "segment {k}: ratio {ratio}");
-        }
     }
 }
 
@@ -363,4 +362,62 @@ fn cloth_never_ends_inside_a_sphere_collider() {
         .map(|f| f["max_penetration"].as_f64().unwrap())
         .fold(0.0, f64::max);
     assert!(worst < 1e-9, "max_penetration {worst}");
+}
+
+/// OBJ text of an open-ended tube (the skirt's shape): `around` × `rows` vertices on a
+/// cylinder of radius 0.2 m from y = 1 down to 0.55, quads wound outward.
+fn tube_obj(around: usize, rows: usize) -> String {
+    let mut text = String::new();
+    for j in 0..rows {
+        let y = 1.0 - 0.45 * j as f64 / (rows - 1) as f64;
+        for i in 0..around {
+            let a = std::f64::consts::TAU * i as f64 / around as f64;
+            text += &format!("v {} {y} {}\n", 0.2 * a.cos(), 0.2 * a.sin());
+        }
+    }
+    let v = |j: usize, i: usize| j * around + i % around + 1;
+    for j in 0..rows - 1 {
+        for i in 0..around {
+            let [a, b, c, d] = [v(j, i), v(j, i + 1), v(j + 1, i + 1), v(j + 1, i)];
+            text += &format!("f {a} {b} {c} {d}\n");
+        }
+    }
+    text
+}
+
+#[test]
+fn issue_11_a_hanging_tube_stays_still_at_any_substep_count() {
+    // A skirt-shaped tube of inextensible cloth hanging from its waist ring must not move:
+    // it settles by a percent of sag in the first frames (0.07 m/s at 30 substeps) and then
+    // hangs still. With a forward-only Gauss-Seidel pass per iteration it fluttered, growing
+    // by a fixed factor every substep (13 m/s at 30 substeps, 17 at 120, 31 at 480; 5.5 m/s
+    // at 120 without bending). Total energy (kinetic + gravity) must never grow either.
+    let ws = Workspace::new();
+    ws.write("tube.obj", &tube_obj(32, 10));
+    for substeps in [30, 120, 480] {
+        let scene = format!(
+            "[simulation]\nfps = 24.0\nframes = 24\nsubsteps = {substeps}\n\
+             [[object]]\nname = \"tube\"\nmesh = \"tube.obj\"\ndensity = 0.15\n\
+             pin_region = {{ min = [-1.0, 0.99, -1.0], max = [1.0, 1.01, 1.0] }}\n\
+             stretch = {{ compliance = 0.0 }}\nbending = {{ compliance = 20.0 }}\n"
+        );
+        ws.run_ok(&scene, &["--no-output"]);
+        let frames = frame_records(&ws.out());
+        let energy = |r: &serde_json::Value| {
+            r["kinetic_energy"].as_f64().unwrap() + r["potential_energy"].as_f64().unwrap()
+        };
+        let start = energy(&frames[0]);
+        for r in &frames {
+            let speed = r["max_speed"].as_f64().unwrap();
+            assert!(
+                speed < 0.1,
+                "{substeps} substeps, frame {}: {speed} m/s",
+                r["frame"]
+            );
+            assert!(
+                energy(r) <= start + 1e-9,
+                "{substeps} substeps: energy grew"
+            );
+        }
+    }
 }
