@@ -619,9 +619,14 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         let version: u64 = model.objects.iter().map(|o| o.topology_version).sum();
         let changed = (version != sent_version).then(|| model.objects.clone());
         sent_version = version;
-        let particles = &model.particles;
         if writer
-            .submit(frame, &particles.x, &particles.v, line, changed)
+            .submit(
+                frame,
+                &model.particles.x,
+                solver.output_velocities(),
+                line,
+                changed,
+            )
             .is_err()
         {
             break; // the writer stopped on an I/O error; `finish` tells which

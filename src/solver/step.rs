@@ -25,6 +25,7 @@
 
 use super::colouring::ConstraintBlock;
 use super::contacts::{Candidates, ParticleContacts, Sweeps};
+use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier};
 use crate::collision::{resolve_contact, Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
@@ -77,6 +78,8 @@ pub struct Solver {
     mesh_poses: Vec<Option<MeshPose>>,
     /// Contacts between particles (objects against each other, self collision).
     particle_contacts: RwLock<ParticleContacts>,
+    /// The frame's mean velocities, for the caches.
+    motion: FrameMotion,
     pool: rayon::ThreadPool,
 }
 
@@ -130,6 +133,7 @@ impl Solver {
         }
         Ok(Solver {
             particle_contacts: RwLock::new(ParticleContacts::new(&model)),
+            motion: FrameMotion::default(),
             mesh_poses,
             model,
             contact_collider: vec![NO_CONTACT; n],
@@ -208,6 +212,19 @@ impl Solver {
     /// Advances the model by one frame, `1 / fps` seconds. With tearing, the threads meet
     /// after every substep so the topology can change between substeps.
     pub fn step_frame(&mut self) -> Result<(), Divergence> {
+        self.motion.begin(&self.model);
+        self.step_substeps()?;
+        self.motion.end(&self.model);
+        Ok(())
+    }
+
+    /// The velocities to write for the current frame: the mean over the frame just stepped
+    /// (see [`super::motion`]).
+    pub fn output_velocities(&self) -> &[DVec3] {
+        self.motion.velocities(&self.model)
+    }
+
+    fn step_substeps(&mut self) -> Result<(), Divergence> {
         let substeps = self.model.params.substeps;
         let moving_meshes = self.model.colliders.iter().any(|c| {
             c.mesh
