@@ -7,9 +7,10 @@ use crate::shot;
 use anyhow::{anyhow, Context};
 use std::path::Path;
 use xpbd_sim::diff::{compare_caches, DiffReport, Side};
+use xpbd_sim::gates::limits;
 use xpbd_sim::model::kind_counts;
 use xpbd_sim::scene::build::{build, human_bytes, Built};
-use xpbd_sim::scene::load::{load, LoadedScene};
+use xpbd_sim::scene::load::{gate_override, load, LoadedScene};
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::scene::validate::validate;
 
@@ -44,6 +45,8 @@ pub enum Outcome {
     Success,
     /// `diff` found the caches different and printed its report: exit 1, but not an error.
     CachesDiffer,
+    /// `run` wrote every frame, but the cache breaks a quality gate (printed): exit 3.
+    GatesBroken,
 }
 
 impl Outcome {
@@ -51,13 +54,14 @@ impl Outcome {
         match self {
             Outcome::Success => 0,
             Outcome::CachesDiffer => 1,
+            Outcome::GatesBroken => 3,
         }
     }
 }
 
 pub fn dispatch(command: Command) -> Result<Outcome, Failure> {
     match command {
-        Command::Run(args) => run(&args).map(|()| Outcome::Success),
+        Command::Run(args) => run(&args),
         Command::Check { scene } => check(&scene).map(|()| Outcome::Success),
         Command::Diff {
             a,
@@ -174,6 +178,19 @@ fn prepare(
         .map_err(Failure::Input)?;
     let mut warnings = report.warnings;
     warnings.extend(built.warnings.iter().cloned());
+    let objects = &built.model.objects;
+    let gates = &scene.file.gates;
+    if gates.max_volume_change.is_some() && objects.iter().all(|o| o.rest_volume.is_none()) {
+        warnings.push(
+            "gates.max_volume_change: no object has a volume (a closed surface or tetrahedra); \
+             the gate checks nothing"
+                .into(),
+        );
+    }
+    if gates.self_intersections.is_some() && objects.iter().all(|o| o.triangles.is_empty()) {
+        warnings
+            .push("gates.self_intersections: no object has faces; the gate checks nothing".into());
+    }
     Ok(Prepared {
         scene,
         built,
@@ -294,6 +311,13 @@ fn check(path: &Path) -> Result<(), Failure> {
         model.rope_bending.colours.len(),
         model.long_range.colours.len()
     );
+    let gates = limits(&scene.file.gates);
+    if gates.is_empty() {
+        outln!(out, "gates: none");
+    }
+    for (gate, limit) in gates {
+        outln!(out, "gate {} <= {limit} ({})", gate.name(), gate.unit());
+    }
     outln!(
         out,
         "memory estimate: {} for the solver state",
@@ -312,8 +336,14 @@ fn check(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-fn run(args: &RunArgs) -> Result<(), Failure> {
-    let prepared = prepare(&args.scene, &args.overrides, |file| {
+fn run(args: &RunArgs) -> Result<Outcome, Failure> {
+    // `--gate KEY=VALUE` is `--set gates.KEY=VALUE` once its key and value are checked; it
+    // comes after the `--set` ones, so it wins.
+    let mut overrides = args.overrides.clone();
+    for gate in &args.gates {
+        overrides.push(gate_override(gate).map_err(Failure::Input)?);
+    }
+    let prepared = prepare(&args.scene, &overrides, |file| {
         if let Some(frames) = args.frames {
             file.simulation.frames = frames;
         }

@@ -4,7 +4,7 @@
 //! [`Shot::finish`] writes the summary record and maps the ending to its exit code. Progress
 //! output lives here and in `app.rs` only.
 
-use crate::app::{Failure, Prepared};
+use crate::app::{Failure, Outcome, Prepared};
 use crate::cli::RunArgs;
 use crate::signals::{Stop, StopRequests};
 use anyhow::{anyhow, Context};
@@ -13,6 +13,7 @@ use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
+use xpbd_sim::gates::{GateResult, GateTracker};
 use xpbd_sim::model::{kind_counts, Model};
 use xpbd_sim::output::checkpoint;
 use xpbd_sim::output::durable::check_writable;
@@ -96,6 +97,9 @@ struct SummaryRecord {
     constraint_projections_per_second: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     peak_memory_bytes: Option<u64>,
+    /// Every quality gate set, with its worst value over the frames written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gates: Vec<GateResult>,
 }
 
 #[derive(Serialize)]
@@ -108,7 +112,7 @@ struct DivergenceRecord {
 }
 
 /// Simulates the prepared scene and writes its cache.
-pub fn run(args: &RunArgs, prepared: Prepared) -> Result<(), Failure> {
+pub fn run(args: &RunArgs, prepared: Prepared) -> Result<Outcome, Failure> {
     let start = Instant::now();
     let mut shot = Shot::start(args, prepared, start)?;
     let ending = shot.step_frames();
@@ -132,6 +136,9 @@ pub struct Shot<'a> {
     solver: Solver,
     writer: BackgroundWriter,
     stop_requests: StopRequests,
+    /// The quality gates' worst values over the frame records written (with `--resume`, also
+    /// those the log keeps from before).
+    gates: GateTracker,
 }
 
 /// How the frame loop ended.
@@ -208,6 +215,10 @@ impl<'a> Shot<'a> {
             })
             .collect();
         let particle_count = model.particles.len();
+        let mut gates = GateTracker::new(
+            &file.gates,
+            model.objects.iter().map(|o| o.name.clone()).collect(),
+        );
         let mut solver = Solver::new(model, threads).map_err(Failure::Run)?;
         // With --resume: the checkpoint to continue from, checked before anything is written.
         // A frame counts as done when its files are there and the stats log has its record
@@ -249,6 +260,11 @@ impl<'a> Shot<'a> {
         let stats = match &resumed {
             Some((path, frame)) => {
                 let mut stats = StatsLog::resume(&stats_path, *frame).map_err(Failure::Run)?;
+                // The gates judge the frames kept from before by their records, as an
+                // uninterrupted run judges them by the same lines.
+                for record in StatsLog::read_records(&stats_path).map_err(Failure::Run)? {
+                    gates.observe(&record);
+                }
                 let record = ResumeRecord {
                     kind: "resume",
                     checkpoint: path.display().to_string(),
@@ -301,6 +317,7 @@ impl<'a> Shot<'a> {
             solver,
             writer,
             stop_requests,
+            gates,
         })
     }
 
@@ -360,6 +377,7 @@ impl<'a> Shot<'a> {
                     break;
                 }
             };
+            self.gates.observe_line(&line);
             let model = &solver.model;
             // Tearing changes topology: hand the writer the new layouts when it has.
             let version: u64 = model.objects.iter().map(|o| o.topology_version).sum();
@@ -391,7 +409,7 @@ impl<'a> Shot<'a> {
     }
 
     /// Waits for the writer, writes the summary record and turns the ending into the result.
-    pub fn finish(self, ending: Ending) -> Result<(), Failure> {
+    pub fn finish(self, ending: Ending) -> Result<Outcome, Failure> {
         let Shot {
             args,
             start,
@@ -400,6 +418,7 @@ impl<'a> Shot<'a> {
             start_frame,
             solver,
             writer,
+            gates,
             ..
         } = self;
         let Ending {
@@ -419,6 +438,7 @@ impl<'a> Shot<'a> {
         let written = report.frames_written;
 
         let model = &solver.model;
+        let gate_results = gates.results();
         let summary = |status, message, divergence| SummaryRecord {
             kind: "summary",
             frames_written: written,
@@ -443,6 +463,7 @@ impl<'a> Shot<'a> {
                 simulation,
             ),
             peak_memory_bytes: peak_memory_bytes(),
+            gates: gate_results.clone(),
         };
         if let Some(error) = report.error.or(checkpoint_error) {
             let message = format!("{error:#} ({written} whole frames were written before it)");
@@ -498,7 +519,30 @@ impl<'a> Shot<'a> {
                 solver.threads()
             );
         }
-        Ok(())
+        let broken: Vec<&GateResult> = gate_results.iter().filter(|g| !g.ok).collect();
+        if broken.is_empty() {
+            return Ok(Outcome::Success);
+        }
+        // Printed even with --quiet: it is why the exit code is 3.
+        say!(
+            "error: the cache breaks {} of {} quality gate{}; all {written} frames were written to {}",
+            broken.len(),
+            gate_results.len(),
+            if gate_results.len() == 1 { "" } else { "s" },
+            out_dir.display()
+        );
+        for gate in broken {
+            say!(
+                "  {}: worst {} at frame {}, object `{}`; limit {} ({})",
+                gate.name,
+                gate.worst.unwrap_or(0.0),
+                gate.frame.unwrap_or(0),
+                gate.object.as_deref().unwrap_or(""),
+                gate.limit,
+                xpbd_sim::gates::Gate::named(gate.name).map_or("", |g| g.unit())
+            );
+        }
+        Ok(Outcome::GatesBroken)
     }
 }
 

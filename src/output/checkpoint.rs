@@ -39,11 +39,15 @@ fn file_name(frame: u64) -> String {
 }
 
 /// A fingerprint of everything that decides the simulation's result: the resolved scene
-/// settings as JSON, except `simulation.frames` (a resumed run may go further) and
-/// `simulation.threads` (the result does not depend on it), plus the scene file's SHA-256
-/// (meshes are read through it).
+/// settings as JSON, except `simulation.frames` (a resumed run may go further),
+/// `simulation.threads` (the result does not depend on it) and `gates` (they judge the
+/// result, a resumed run may judge it by others), plus the scene file's SHA-256 (meshes are
+/// read through it).
 pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8; 32] {
     let mut settings = settings_json.clone();
+    if let Some(root) = settings.as_object_mut() {
+        root.remove("gates");
+    }
     if let Some(simulation) = settings
         .get_mut("simulation")
         .and_then(|s| s.as_object_mut())

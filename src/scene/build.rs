@@ -158,7 +158,8 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 .and_then(|name| collider_index.get(name.as_str()).copied()),
             pivot: DVec3::from_array(object.translate),
             rest_volume: None,
-            count_self_intersections: object.self_collision,
+            count_self_intersections: object.self_collision
+                || (file.gates.self_intersections.is_some() && !triangles.is_empty()),
             triangles,
             topology: mesh,
         });
