@@ -356,6 +356,9 @@ fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         if args.no_output {
             file.output.formats.clear();
         }
+        if args.keep_checkpoints {
+            file.output.keep_checkpoints = true;
+        }
     })?;
     shot::run(args, prepared)
 }

@@ -95,6 +95,10 @@ pub struct RunArgs {
     /// cache is byte-identical to an uninterrupted run's.
     #[arg(long)]
     pub resume: bool,
+    /// Keep the `checkpoints/` folder in the output directory after a successful run
+    /// (sets `output.keep_checkpoints`); by default it is removed once every frame is written.
+    #[arg(long)]
+    pub keep_checkpoints: bool,
     /// Print errors only (no progress, no warnings, no summary).
     #[arg(long)]
     pub quiet: bool,

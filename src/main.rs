@@ -1,7 +1,6 @@
 //! `xpbd-sim`: parses the command line, runs the command and maps its result to an exit code
 //! (0 ok, 1 failed after start or `diff` found differences, 2 bad input, 3 a quality gate
-//! broken). Nothing else lives
-//! here but the `say!` macro the command modules share.
+//! broken). Nothing else lives here but the `say!` macro the command modules share.
 
 /// `eprintln!` that never panics: a closed stderr (`xpbd-sim run … 2>&1 | head -1`) must not
 /// stop or crash a run.

@@ -131,6 +131,7 @@ pub struct Shot<'a> {
     start_frame: u64,
     fps: f64,
     checkpoint_every: u64,
+    keep_checkpoints: bool,
     /// The first frame index (from 0) this run computes: after the checkpoint it resumed from.
     first_index: u64,
     solver: Solver,
@@ -313,6 +314,7 @@ impl<'a> Shot<'a> {
             start_frame,
             fps: file.simulation.fps,
             checkpoint_every: file.output.checkpoint_every,
+            keep_checkpoints: file.output.keep_checkpoints,
             first_index,
             solver,
             writer,
@@ -419,6 +421,7 @@ impl<'a> Shot<'a> {
             solver,
             writer,
             gates,
+            keep_checkpoints,
             ..
         } = self;
         let Ending {
@@ -506,6 +509,15 @@ impl<'a> Shot<'a> {
         stats
             .write(&summary("ok", None, None))
             .map_err(Failure::Run)?;
+        // Every frame is written: nothing is left to resume (a failed or stopped run returned
+        // above and keeps them).
+        if !keep_checkpoints {
+            if let Err(e) = checkpoint::remove_all(&out_dir) {
+                if !args.quiet {
+                    say!("warning: the run is complete, but its checkpoints stay: {e:#}");
+                }
+            }
+        }
         if !args.quiet {
             let objects = model.objects.len();
             say!(

@@ -73,6 +73,8 @@ pub struct Output {
     pub up_axis: UpAxis,
     pub velocities: bool,
     pub checkpoint_every: u64,
+    /// Keep `DIR/checkpoints/` after a successful run (it is removed otherwise).
+    pub keep_checkpoints: bool,
 }
 
 impl Default for Output {
@@ -86,6 +88,7 @@ impl Default for Output {
             up_axis: UpAxis::Y,
             velocities: true,
             checkpoint_every: 10,
+            keep_checkpoints: false,
         }
     }
 }
