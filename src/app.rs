@@ -1,37 +1,18 @@
-//! `run`, `check` and `diff`: scene → model → frame loop → files, with progress reporting,
-//! the `diff` report, and the mapping of every outcome and failure to its exit code. Progress
-//! output lives here only.
+//! Command dispatch: `run` (the scene read and checked here, then driven by [`crate::shot`]),
+//! `check` and `diff` with their reports, and the mapping of every outcome and failure to its
+//! exit code.
 
 use crate::cli::{Command, RunArgs};
-use crate::signals::StopRequests;
+use crate::shot;
 use anyhow::{anyhow, Context};
-use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
-use std::io::IsTerminal;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime};
 use xpbd_sim::diff::{compare_caches, DiffReport, Side};
-use xpbd_sim::model::{kind_counts, Model};
-use xpbd_sim::output::checkpoint;
-use xpbd_sim::output::durable::check_writable;
-use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
-use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
-use xpbd_sim::output::writer::BackgroundWriter;
+use xpbd_sim::gates::limits;
+use xpbd_sim::model::kind_counts;
 use xpbd_sim::scene::build::{build, human_bytes, Built};
-use xpbd_sim::scene::load::{load, LoadedScene};
+use xpbd_sim::scene::load::{gate_override, load, LoadedScene};
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::scene::validate::validate;
-use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
-use xpbd_sim::solver::step::Solver;
-
-/// `eprintln!` that never panics: a closed stderr (`xpbd-sim run … 2>&1 | head -1`) must not
-/// stop or crash a run.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
 
 /// Why a command failed; decides the exit code (SPEC §1).
 pub enum Failure {
@@ -64,6 +45,8 @@ pub enum Outcome {
     Success,
     /// `diff` found the caches different and printed its report: exit 1, but not an error.
     CachesDiffer,
+    /// `run` wrote every frame, but the cache breaks a quality gate (printed): exit 3.
+    GatesBroken,
 }
 
 impl Outcome {
@@ -71,13 +54,14 @@ impl Outcome {
         match self {
             Outcome::Success => 0,
             Outcome::CachesDiffer => 1,
+            Outcome::GatesBroken => 3,
         }
     }
 }
 
 pub fn dispatch(command: Command) -> Result<Outcome, Failure> {
     match command {
-        Command::Run(args) => run(&args).map(|()| Outcome::Success),
+        Command::Run(args) => run(&args),
         Command::Check { scene } => check(&scene).map(|()| Outcome::Success),
         Command::Diff {
             a,
@@ -167,10 +151,10 @@ fn diff_summary(report: &DiffReport) -> String {
 }
 
 /// A scene read, validated and built into a model.
-struct Prepared {
-    scene: LoadedScene,
-    built: Built,
-    warnings: Vec<String>,
+pub struct Prepared {
+    pub scene: LoadedScene,
+    pub built: Built,
+    pub warnings: Vec<String>,
 }
 
 fn prepare(
@@ -194,6 +178,19 @@ fn prepare(
         .map_err(Failure::Input)?;
     let mut warnings = report.warnings;
     warnings.extend(built.warnings.iter().cloned());
+    let objects = &built.model.objects;
+    let gates = &scene.file.gates;
+    if gates.max_volume_change.is_some() && objects.iter().all(|o| o.rest_volume.is_none()) {
+        warnings.push(
+            "gates.max_volume_change: no object has a volume (a closed surface or tetrahedra); \
+             the gate checks nothing"
+                .into(),
+        );
+    }
+    if gates.self_intersections.is_some() && objects.iter().all(|o| o.triangles.is_empty()) {
+        warnings
+            .push("gates.self_intersections: no object has faces; the gate checks nothing".into());
+    }
     Ok(Prepared {
         scene,
         built,
@@ -314,6 +311,13 @@ fn check(path: &Path) -> Result<(), Failure> {
         model.rope_bending.colours.len(),
         model.long_range.colours.len()
     );
+    let gates = limits(&scene.file.gates);
+    if gates.is_empty() {
+        outln!(out, "gates: none");
+    }
+    for (gate, limit) in gates {
+        outln!(out, "gate {} <= {limit} ({})", gate.name(), gate.unit());
+    }
     outln!(
         out,
         "memory estimate: {} for the solver state",
@@ -332,93 +336,14 @@ fn check(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-#[derive(Serialize)]
-struct RunRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    version: &'static str,
-    scene: String,
-    scene_sha256: &'a str,
-    output_dir: String,
-    settings: &'a SceneFile,
-    threads: usize,
-    particles: usize,
-    objects: Vec<ObjectCount>,
-    constraints: std::collections::BTreeMap<&'static str, usize>,
-    start_time: String,
-}
-
-/// The record a resumed run appends after the kept records of the interrupted one.
-#[derive(Serialize)]
-struct ResumeRecord {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    checkpoint: String,
-    /// The last frame the checkpoint holds; the run continues with the next.
-    after_frame: u64,
-    threads: usize,
-    start_time: String,
-}
-
-#[derive(Serialize)]
-struct ObjectCount {
-    name: String,
-    particles: usize,
-}
-
-#[derive(Serialize)]
-struct FrameRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    frame: u64,
-    time: f64,
-    wall_ms: f64,
-    substeps: usize,
-    iterations: usize,
-    #[serde(flatten)]
-    diagnostics: &'a FrameDiagnostics,
-}
-
-#[derive(Serialize)]
-struct WallSeconds {
-    setup: f64,
-    simulation: f64,
-    /// Busy time of the writer thread; it overlaps `simulation`.
-    writing: f64,
-    /// Time the solver waited for the writer (the disk was slower than the solver).
-    waiting_for_writer: f64,
-    total: f64,
-}
-
-#[derive(Serialize)]
-struct SummaryRecord {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    frames_written: u64,
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    divergence: Option<DivergenceRecord>,
-    wall_seconds: WallSeconds,
-    particle_substeps_per_second: f64,
-    constraint_projections_per_second: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    peak_memory_bytes: Option<u64>,
-}
-
-#[derive(Serialize)]
-struct DivergenceRecord {
-    frame: u64,
-    substep: usize,
-    object: String,
-    vertex: usize,
-    reason: String,
-}
-
-fn run(args: &RunArgs) -> Result<(), Failure> {
-    let start = Instant::now();
-    let prepared = prepare(&args.scene, &args.overrides, |file| {
+fn run(args: &RunArgs) -> Result<Outcome, Failure> {
+    // `--gate KEY=VALUE` is `--set gates.KEY=VALUE` once its key and value are checked; it
+    // comes after the `--set` ones, so it wins.
+    let mut overrides = args.overrides.clone();
+    for gate in &args.gates {
+        overrides.push(gate_override(gate).map_err(Failure::Input)?);
+    }
+    let prepared = prepare(&args.scene, &overrides, |file| {
         if let Some(frames) = args.frames {
             file.simulation.frames = frames;
         }
@@ -431,382 +356,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         if args.no_output {
             file.output.formats.clear();
         }
+        if args.keep_checkpoints {
+            file.output.keep_checkpoints = true;
+        }
     })?;
-    let Prepared {
-        scene,
-        built,
-        warnings,
-    } = prepared;
-    if !args.quiet {
-        for warning in &warnings {
-            say!("warning: {warning}");
-        }
-    }
-    let file = &scene.file;
-    let out_dir = match &args.out {
-        Some(dir) => dir.clone(),
-        None => scene.base_dir.join(&file.output.dir),
-    };
-    // The solver's threads meet between every colour: more threads than cores only wait for
-    // each other, so use at most one per core. The output is the same for any count.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = match file.simulation.threads as usize {
-        0 => cores,
-        n if n > cores => {
-            if !args.quiet {
-                say!("warning: {n} threads asked for, {cores} cores here: using {cores} (the output is the same)");
-            }
-            cores
-        }
-        n => n,
-    };
-
-    let files = FrameWriter::new(FrameOptions {
-        dir: out_dir.clone(),
-        formats: file.output.formats.clone(),
-        name_template: file.output.name.clone(),
-        normals: file.output.normals,
-        velocities: file.output.velocities,
-        up_axis: file.output.up_axis,
-    });
-    let settings_json = serde_json::to_value(file)
-        .context("cannot encode the settings")
-        .map_err(Failure::Run)?;
-    let fingerprint = checkpoint::fingerprint(&settings_json, &scene.sha256);
-    let frames = file.simulation.frames;
-    let start_frame = file.simulation.start_frame;
-    let stats_path = out_dir.join(&file.output.stats);
-    let model = built.model;
-    let constraint_counts = kind_counts(&model).into_iter().collect();
-    let object_counts: Vec<ObjectCount> = model
-        .objects
-        .iter()
-        .map(|o| ObjectCount {
-            name: o.name.clone(),
-            particles: o.particles.len(),
-        })
-        .collect();
-    let particle_count = model.particles.len();
-    let mut solver = Solver::new(model, threads).map_err(Failure::Run)?;
-    // With --resume: the checkpoint to continue from, checked before anything is written.
-    // A frame counts as done when its files are there and the stats log has its record
-    // (written after the files): a kill between the two leaves the frame to be redone.
-    let resumed = if args.resume {
-        let recorded = StatsLog::recorded_frames(&stats_path).map_err(Failure::Input)?;
-        let found = checkpoint::newest_usable(&out_dir, &fingerprint, |frame| {
-            (start_frame..=frame)
-                .all(|f| recorded.contains(&f) && files.frame_on_disk(&solver.model.objects, f))
-        })
-        .map_err(Failure::Input)?;
-        let Some((path, frame, state)) = found else {
-            return Err(Failure::Input(anyhow!(
-                "nothing to resume in {}: no checkpoint whose frames are all done (checkpoints \
-                 are written every output.checkpoint_every = {} frames into {})",
-                out_dir.display(),
-                file.output.checkpoint_every,
-                checkpoint::directory(&out_dir).display()
-            )));
-        };
-        solver
-            .restore_state(&state)
-            .with_context(|| format!("checkpoint {} does not fit this scene", path.display()))
-            .map_err(Failure::Input)?;
-        Some((path, frame))
-    } else {
-        None
-    };
-
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("cannot create output directory {}", out_dir.display()))
-        .map_err(Failure::Run)?;
-    check_writable(&out_dir).map_err(Failure::Run)?;
-    let start_time = rfc3339_utc(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-    );
-    let stats = match &resumed {
-        Some((path, frame)) => {
-            let mut stats = StatsLog::resume(&stats_path, *frame).map_err(Failure::Run)?;
-            let record = ResumeRecord {
-                kind: "resume",
-                checkpoint: path.display().to_string(),
-                after_frame: *frame,
-                threads,
-                start_time,
-            };
-            stats.write(&record).map_err(Failure::Run)?;
-            stats
-        }
-        None => {
-            let mut stats = StatsLog::create(&stats_path).map_err(Failure::Run)?;
-            let run_record = RunRecord {
-                kind: "run",
-                version: env!("CARGO_PKG_VERSION"),
-                scene: scene.path.display().to_string(),
-                scene_sha256: &scene.sha256,
-                output_dir: out_dir.display().to_string(),
-                settings: file,
-                threads,
-                particles: particle_count,
-                objects: object_counts,
-                constraints: constraint_counts,
-                start_time,
-            };
-            stats.write(&run_record).map_err(Failure::Run)?;
-            stats
-        }
-    };
-    let stop_requests = StopRequests::install()
-        .context("cannot install the signal handlers")
-        .map_err(Failure::Run)?;
-
-    let objects = solver.model.objects.clone();
-    let mut writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
-    let setup = start.elapsed();
-    let mut simulation = Duration::ZERO;
-    let first_index = resumed
-        .as_ref()
-        .map_or(0, |(_, frame)| frame + 1 - start_frame);
-    let mut progress = Progress::new(frames, args.quiet);
-    let mut simulated = 0u64;
-    let mut diverged = None;
-    let mut stopped = None;
-    let mut checkpoint_error = None;
-    let mut sent_version: u64 = solver
-        .model
-        .objects
-        .iter()
-        .map(|o| o.topology_version)
-        .sum();
-    let every = file.output.checkpoint_every;
-    for index in first_index..frames {
-        let frame = start_frame + index;
-        if index > first_index {
-            if let Some(signal) = stop_requests.requested() {
-                // The state is the end of the frame before: checkpoint it and stop.
-                if let Err(e) =
-                    checkpoint::write(&out_dir, &fingerprint, frame - 1, &solver.state_bytes())
-                {
-                    checkpoint_error = Some(e);
-                }
-                stopped = Some((signal, frame - 1));
-                break;
-            }
-        }
-        let frame_start = Instant::now();
-        if index > 0 {
-            if let Err(d) = solver.step_frame() {
-                diverged = Some((frame, d));
-                break;
-            }
-            simulated += 1;
-        }
-        let diagnostics = measure(&solver);
-        simulation += frame_start.elapsed();
-        let record = FrameRecord {
-            kind: "frame",
-            frame,
-            time: index as f64 / file.simulation.fps,
-            wall_ms: frame_start.elapsed().as_secs_f64() * 1e3,
-            substeps: solver.model.params.substeps,
-            iterations: solver.model.params.iterations,
-            diagnostics: &diagnostics,
-        };
-        let line = to_line(&record).map_err(Failure::Run)?;
-        let model = &solver.model;
-        // Tearing changes topology: hand the writer the new layouts when it has.
-        let version: u64 = model.objects.iter().map(|o| o.topology_version).sum();
-        let changed = (version != sent_version).then(|| model.objects.clone());
-        sent_version = version;
-        if writer
-            .submit(
-                frame,
-                &model.particles.x,
-                solver.output_velocities(),
-                line,
-                changed,
-            )
-            .is_err()
-        {
-            break; // the writer stopped on an I/O error; `finish` tells which
-        }
-        progress.frame_done(index + 1);
-        if every > 0 && (index + 1) % every == 0 && index + 1 < frames {
-            if let Err(e) = checkpoint::write(&out_dir, &fingerprint, frame, &solver.state_bytes())
-            {
-                checkpoint_error = Some(e);
-                break;
-            }
-        }
-    }
-    progress.finish();
-    let waited = writer.waited;
-    let report = writer.finish();
-    let mut stats = report.stats;
-    let written = report.frames_written;
-
-    let model = &solver.model;
-    let summary = |status, message, divergence| SummaryRecord {
-        kind: "summary",
-        frames_written: written,
-        status,
-        message,
-        divergence,
-        wall_seconds: WallSeconds {
-            setup: setup.as_secs_f64(),
-            simulation: simulation.as_secs_f64(),
-            writing: report.busy.as_secs_f64(),
-            waiting_for_writer: waited.as_secs_f64(),
-            total: start.elapsed().as_secs_f64(),
-        },
-        particle_substeps_per_second: rate(
-            model.particles.len() as f64 * model.params.substeps as f64 * simulated as f64,
-            simulation,
-        ),
-        constraint_projections_per_second: rate(
-            projections_per_substep(model) as f64 * model.params.substeps as f64 * simulated as f64,
-            simulation,
-        ),
-        peak_memory_bytes: peak_memory_bytes(),
-    };
-    if let Some(error) = report.error.or(checkpoint_error) {
-        let message = format!("{error:#} ({written} whole frames were written before it)");
-        let _ = stats.write(&summary("io_error", Some(message.clone()), None));
-        return Err(Failure::Run(anyhow!(message)));
-    }
-    if let Some((signal, frame)) = stopped {
-        let message = format!(
-            "stopped by {} after frame {frame}; a checkpoint is in {}: continue with \
-             `xpbd-sim run {} --resume` and the same output directory",
-            signal.name(),
-            checkpoint::directory(&out_dir).display(),
-            args.scene.display()
-        );
-        let _ = stats.write(&summary("interrupted", Some(message.clone()), None));
-        return Err(Failure::Stopped(anyhow!(message), signal.exit_code()));
-    }
-    if let Some((frame, d)) = diverged {
-        let message = format!(
-            "the simulation diverged at frame {frame}, substep {}: object `{}` vertex {}: {}; \
-             frames {start_frame} to {} are complete in {}. Try more substeps, higher \
-             compliance or a smaller time step",
-            d.substep,
-            d.object,
-            d.vertex,
-            d.reason,
-            frame - 1,
-            out_dir.display()
-        );
-        let record = DivergenceRecord {
-            frame,
-            substep: d.substep,
-            object: d.object,
-            vertex: d.vertex,
-            reason: d.reason,
-        };
-        let _ = stats.write(&summary("diverged", Some(message.clone()), Some(record)));
-        return Err(Failure::Run(anyhow!(message)));
-    }
-    stats
-        .write(&summary("ok", None, None))
-        .map_err(Failure::Run)?;
-    if !args.quiet {
-        let objects = model.objects.len();
-        say!(
-            "wrote {written} frames of {objects} object{} to {} in {:.2} s (simulation {:.2} s, \
-             writing {:.2} s on its own thread, {} threads)",
-            if objects == 1 { "" } else { "s" },
-            out_dir.display(),
-            start.elapsed().as_secs_f64(),
-            simulation.as_secs_f64(),
-            report.busy.as_secs_f64(),
-            solver.threads()
-        );
-    }
-    Ok(())
-}
-
-fn rate(count: f64, elapsed: Duration) -> f64 {
-    let seconds = elapsed.as_secs_f64();
-    if seconds > 0.0 {
-        count / seconds
-    } else {
-        0.0
-    }
-}
-
-/// Constraint projections in one substep: every constraint once per iteration.
-fn projections_per_substep(model: &Model) -> usize {
-    let constraints: usize = kind_counts(model).iter().map(|(_, n)| n).sum();
-    constraints * model.params.iterations
-}
-
-/// A progress bar on a terminal; on a pipe (CI, render farm) one plain line at most every few
-/// seconds and at the end; nothing with `--quiet`.
-struct Progress {
-    bar: Option<ProgressBar>,
-    plain: bool,
-    total: u64,
-    start: Instant,
-    last_line: Option<Instant>,
-}
-
-const PLAIN_INTERVAL: Duration = Duration::from_secs(2);
-
-impl Progress {
-    fn new(total: u64, quiet: bool) -> Self {
-        let terminal = std::io::stderr().is_terminal();
-        let bar = (!quiet && terminal).then(|| {
-            let bar = ProgressBar::new(total);
-            bar.set_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar
-        });
-        Progress {
-            bar,
-            plain: !quiet && !terminal,
-            total,
-            start: Instant::now(),
-            last_line: None,
-        }
-    }
-
-    fn frame_done(&mut self, done: u64) {
-        if let Some(bar) = &self.bar {
-            bar.set_position(done);
-        }
-        if !self.plain {
-            return;
-        }
-        let now = Instant::now();
-        let due = self.last_line.is_none_or(|t| now - t >= PLAIN_INTERVAL) || done == self.total;
-        if due {
-            let elapsed = self.start.elapsed().as_secs_f64();
-            let per_second = if elapsed > 0.0 {
-                done as f64 / elapsed
-            } else {
-                0.0
-            };
-            let eta = if per_second > 0.0 {
-                (self.total - done) as f64 / per_second
-            } else {
-                0.0
-            };
-            say!(
-                "frame {done}/{} ({:.0}%), {per_second:.2} frames/s, ETA {eta:.0} s",
-                self.total,
-                100.0 * done as f64 / self.total as f64
-            );
-            self.last_line = Some(now);
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
+    shot::run(args, prepared)
 }

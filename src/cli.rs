@@ -10,7 +10,8 @@ use xpbd_sim::scene::types::Format;
 /// frame plus a JSON Lines stats log. The same scene gives byte-identical files on every run.
 ///
 /// Exit codes: 0 success, 1 the run failed after it started (diverged, disk error) or `diff`
-/// found the caches different, 2 bad command line or invalid scene (nothing is written).
+/// found the caches different, 2 bad command line or invalid scene (nothing is written),
+/// 3 every frame was written but the cache breaks a quality gate (`[gates]`, `--gate`).
 #[derive(Debug, Parser)]
 #[command(name = "xpbd-sim", version, about, long_about)]
 pub struct Cli {
@@ -82,11 +83,22 @@ pub struct RunArgs {
     /// `object.cloth.bending.compliance=1e-4` (objects and colliders by name). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Set a quality gate, over the scene's `[gates]`: max_edge_strain (fraction),
+    /// max_penetration (m), self_intersections (crossing triangle pairs per object),
+    /// max_speed (m/s) or max_volume_change (fraction), e.g. `max_edge_strain=0.05`.
+    /// Repeatable. A cache that breaks a gate is still written whole; the run then prints
+    /// each broken gate and exits with code 3.
+    #[arg(long = "gate", value_name = "KEY=VALUE")]
+    pub gates: Vec<String>,
     /// Continue an interrupted run from its newest checkpoint whose frames are all on disk
     /// (same scene, same settings, same output directory; any --threads). The finished
     /// cache is byte-identical to an uninterrupted run's.
     #[arg(long)]
     pub resume: bool,
+    /// Keep the `checkpoints/` folder in the output directory after a successful run
+    /// (sets `output.keep_checkpoints`); by default it is removed once every frame is written.
+    #[arg(long)]
+    pub keep_checkpoints: bool,
     /// Print errors only (no progress, no warnings, no summary).
     #[arg(long)]
     pub quiet: bool,

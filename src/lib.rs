@@ -9,6 +9,7 @@ pub mod animation;
 pub mod collision;
 pub mod constraints;
 pub mod diff;
+pub mod gates;
 pub mod generate;
 pub mod mesh;
 pub mod model;

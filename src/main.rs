@@ -1,9 +1,19 @@
 //! `xpbd-sim`: parses the command line, runs the command and maps its result to an exit code
-//! (0 ok, 1 failed after start or `diff` found differences, 2 bad input). Nothing else lives
-//! here.
+//! (0 ok, 1 failed after start or `diff` found differences, 2 bad input, 3 a quality gate
+//! broken). Nothing else lives here but the `say!` macro the command modules share.
+
+/// `eprintln!` that never panics: a closed stderr (`xpbd-sim run … 2>&1 | head -1`) must not
+/// stop or crash a run.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 mod app;
 mod cli;
+mod shot;
 mod signals;
 
 use clap::Parser;

@@ -72,6 +72,13 @@ pub struct ObjectLayout {
     pub pinned_to: Option<usize>,
     /// What the animation turns about: the object's placed origin (`translate`).
     pub pivot: DVec3,
+    /// The rest value of [`ObjectLayout::volume`], which the stats log's `volume_change`
+    /// compares to: set for tetrahedral geometry and closed surfaces that enclose a volume,
+    /// `None` for open surfaces, ropes and objects that can tear.
+    pub rest_volume: Option<f64>,
+    /// Whether the stats log counts this object's crossing triangle pairs: with
+    /// `self_collision`, or for every object with faces when a `self_intersections` gate is set.
+    pub count_self_intersections: bool,
 }
 
 /// What an object that can tear keeps to remake its constraints.
@@ -110,6 +117,29 @@ impl ObjectLayout {
             .iter()
             .position(|&g| g == global)
             .map(|j| (self.particles.len() + j) as u32)
+    }
+
+    /// Signed volume at positions `x`, m³: the sum of the tetrahedra's volumes for a
+    /// tetrahedral geometry, else the volume the triangles enclose (positive for outward
+    /// faces; meaningful for a closed surface only).
+    pub fn volume(&self, x: &[DVec3]) -> f64 {
+        use crate::constraints::tet_volume::tet_volume;
+        if self.topology.tets.is_empty() {
+            let triangles: Vec<[u32; 3]> = self.global_triangles().collect();
+            crate::constraints::volume::enclosed_volume(x, &triangles)
+        } else {
+            self.topology
+                .tets
+                .iter()
+                .map(|tet| tet_volume(&tet.map(|k| x[self.global(k)])))
+                .sum()
+        }
+    }
+
+    /// `|V / V0 − 1|`: how far the volume is from the rest volume, when the object has one.
+    pub fn volume_change(&self, x: &[DVec3]) -> Option<f64> {
+        self.rest_volume
+            .map(|rest| (self.volume(x) / rest - 1.0).abs())
     }
 
     /// The object's triangles in particle indices.

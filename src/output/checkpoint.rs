@@ -39,11 +39,18 @@ fn file_name(frame: u64) -> String {
 }
 
 /// A fingerprint of everything that decides the simulation's result: the resolved scene
-/// settings as JSON, except `simulation.frames` (a resumed run may go further) and
-/// `simulation.threads` (the result does not depend on it), plus the scene file's SHA-256
-/// (meshes are read through it).
+/// settings as JSON, except `simulation.frames` (a resumed run may go further),
+/// `simulation.threads` (the result does not depend on it), `gates` (they judge the
+/// result, a resumed run may judge it by others) and `output.keep_checkpoints` (what happens
+/// to these files after the run), plus the scene file's SHA-256 (meshes are read through it).
 pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8; 32] {
     let mut settings = settings_json.clone();
+    if let Some(root) = settings.as_object_mut() {
+        root.remove("gates");
+    }
+    if let Some(output) = settings.get_mut("output").and_then(|o| o.as_object_mut()) {
+        output.remove("keep_checkpoints");
+    }
     if let Some(simulation) = settings
         .get_mut("simulation")
         .and_then(|s| s.as_object_mut())
@@ -79,6 +86,35 @@ pub fn write(out_dir: &Path, fingerprint: &[u8; 32], frame: u64, state: &[u8]) -
     for (_, old) in list(out_dir)?.into_iter().skip(KEEP) {
         let _ = std::fs::remove_file(old);
     }
+    Ok(())
+}
+
+/// Removes the checkpoints of `out_dir` after a run that finished: every checkpoint file
+/// and a temporary one a kill left, then the folder when nothing else is in it. Files of
+/// other names are left alone.
+pub fn remove_all(out_dir: &Path) -> Result<()> {
+    let dir = directory(out_dir);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+    };
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let name = name
+            .strip_prefix('.')
+            .and_then(|n| n.strip_suffix(".tmp"))
+            .unwrap_or(name);
+        if name.starts_with("frame.") && name.ends_with(".ckpt") {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    // Fails, and is meant to, when something else is in the folder.
+    let _ = std::fs::remove_dir(&dir);
     Ok(())
 }
 
@@ -216,6 +252,30 @@ mod tests {
         let checksum: [u8; 32] = Sha256::digest(&other[..body_len]).into();
         other[body_len..].copy_from_slice(&checksum);
         assert!(refusal(&other, &[7; 32]).contains("written by xpbd-sim 9"));
+    }
+
+    #[test]
+    fn removing_them_leaves_other_files_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        remove_all(dir.path()).unwrap(); // no folder: nothing to do
+        for frame in [5, 10] {
+            written(dir.path(), frame);
+        }
+        std::fs::write(
+            directory(dir.path()).join(".frame.000015.ckpt.tmp"),
+            b"torn",
+        )
+        .unwrap();
+        remove_all(dir.path()).unwrap();
+        assert!(!directory(dir.path()).exists());
+        written(dir.path(), 5);
+        std::fs::write(directory(dir.path()).join("notes.txt"), b"mine").unwrap();
+        remove_all(dir.path()).unwrap();
+        let left: Vec<_> = std::fs::read_dir(directory(dir.path()))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("notes.txt")]);
     }
 
     #[test]

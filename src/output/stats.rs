@@ -62,6 +62,12 @@ impl StatsLog {
             .collect())
     }
 
+    /// Every whole record of a log, in order (a line cut short by a kill is skipped).
+    pub fn read_records(path: &Path) -> Result<Vec<serde_json::Value>> {
+        let text = read_log(path)?;
+        Ok(records(&text).map(|(_, record)| record).collect())
+    }
+
     /// Appends one record as a line and flushes it to the file.
     pub fn write<T: Serialize>(&mut self, record: &T) -> Result<()> {
         self.write_line(&to_line(record)?)

@@ -157,9 +157,15 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 .as_ref()
                 .and_then(|name| collider_index.get(name.as_str()).copied()),
             pivot: DVec3::from_array(object.translate),
+            rest_volume: None,
+            count_self_intersections: object.self_collision
+                || (file.gates.self_intersections.is_some() && !triangles.is_empty()),
             triangles,
             topology: mesh,
         });
+        if let Some(layout) = objects.last_mut() {
+            layout.rest_volume = rest_volume(layout, &particles.x);
+        }
     }
 
     let colliders = file
@@ -655,6 +661,20 @@ fn pinned_particles(
     Ok(pinned)
 }
 
+/// The rest volume `volume_change` is measured against: tetrahedra, or a closed surface
+/// (no open edge) that encloses a volume; not for objects that can tear (a torn surface is
+/// open).
+fn rest_volume(layout: &ObjectLayout, x: &[DVec3]) -> Option<f64> {
+    let has_volume = !layout.topology.tets.is_empty()
+        || (!layout.triangles.is_empty() && open_edges(&layout.triangles) == 0);
+    if !has_volume || layout.tearing.is_some() {
+        return None;
+    }
+    let size = bounding_box_diagonal(&layout.topology.positions);
+    let volume = layout.volume(x);
+    (volume.abs() > 1e-12 * size.powi(3)).then_some(volume)
+}
+
 /// Edges used by exactly one triangle (a closed surface has none).
 fn open_edges(triangles: &[[u32; 3]]) -> usize {
     let mut edges: Vec<[u32; 2]> = triangles
@@ -898,6 +918,31 @@ mod tests {
         assert!((volume - 2.0).abs() < 1e-12);
         // Cube edges, face diagonals and the two cells' main diagonals.
         assert!(model.stretch.len() > 12);
+        // The volume-change figure measures against the tetrahedra's rest volume.
+        let rest = model.objects[0].rest_volume.unwrap();
+        assert!((rest - 2.0).abs() < 1e-12);
+        assert_eq!(
+            model.objects[0].volume_change(&model.particles.x),
+            Some(0.0)
+        );
+    }
+
+    #[test]
+    fn closed_surfaces_have_a_rest_volume_and_open_ones_none() {
+        let built = build_text(
+            "[[object]]\nname = \"b\"\nbox = { size = [1.0, 2.0, 3.0] }\ndensity = 1.0\n\
+             [[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [3, 3] }\ndensity = 1.0\n\
+             [[object]]\nname = \"t\"\nsphere = { radius = 1.0, subdivisions = 1 }\ndensity = 1.0\n\
+             stretch = { tear_strain = 0.5 }\n",
+        )
+        .unwrap();
+        let objects = &built.model.objects;
+        assert!((objects[0].rest_volume.unwrap() - 6.0).abs() < 1e-12);
+        assert_eq!(objects[1].rest_volume, None);
+        assert_eq!(
+            objects[2].rest_volume, None,
+            "an object that can tear has none"
+        );
     }
 
     #[test]

@@ -248,15 +248,68 @@ fn suggestion(message: &str) -> Option<String> {
     }
     let quoted: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
     let (unknown, candidates) = quoted.split_first()?;
+    closest(unknown, candidates.iter().copied()).map(str::to_string)
+}
+
+/// The candidate closest to `unknown` when it is close enough to be a typo of it.
+pub fn closest<'a>(unknown: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let allowed = |c: &str| (c.len().max(unknown.len()) / 3).max(1);
     candidates
-        .iter()
         // The distance is at least the difference in length: skip the hopeless ones unmeasured.
         .filter(|c| c.len().abs_diff(unknown.len()) <= allowed(c))
-        .map(|c| (edit_distance(unknown, c), *c))
+        .map(|c| (edit_distance(unknown, c), c))
         .filter(|&(d, c)| d <= allowed(c))
         .min()
-        .map(|(_, c)| c.to_string())
+        .map(|(_, c)| c)
+}
+
+/// Reads `run --gate KEY=VALUE` as the `--set` override `gates.KEY=VALUE`, refusing an
+/// unknown gate (with a "did you mean") or a value that is not a number >= 0 (a whole number
+/// for `self_intersections`), naming the key.
+pub fn gate_override(assignment: &str) -> Result<String> {
+    use crate::gates::Gate;
+    let shown = shown_line(assignment, 1).0;
+    let (key, value) = assignment.split_once('=').with_context(|| {
+        format!("--gate {shown}: expected KEY=VALUE, e.g. max_edge_strain=0.05")
+    })?;
+    let key = key.trim();
+    let names = || Gate::ALL.into_iter().map(Gate::name);
+    let Some(gate) = Gate::named(key) else {
+        let hint = closest(key, names())
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        let list: Vec<&str> = names().collect();
+        bail!(
+            "--gate {shown}: unknown gate `{}`{hint} (gates: {})",
+            shown_line(key, 1).0,
+            list.join(", ")
+        );
+    };
+    let name = gate.name();
+    let value = value.trim();
+    let number: f64 = value.parse().map_err(|_| {
+        anyhow!(
+            "--gate {shown}: gates.{name}: `{}` is not a number ({})",
+            shown_line(value, 1).0,
+            gate.unit()
+        )
+    })?;
+    if !number.is_finite() {
+        bail!("--gate {shown}: gates.{name}: {value} is not a finite number");
+    }
+    if number < 0.0 {
+        bail!("--gate {shown}: gates.{name}: must be >= 0, got {value}");
+    }
+    if gate.is_count() && number.fract() != 0.0 {
+        bail!("--gate {shown}: gates.{name}: expected a whole number >= 0, got {value}");
+    }
+    // Numbers written back as TOML: a float stays a float, a count an integer.
+    let toml_value = if gate.is_count() {
+        format!("{}", number as u64)
+    } else {
+        format!("{number:?}")
+    };
+    Ok(format!("gates.{name}={toml_value}"))
 }
 
 /// Edit distance counting insertions, deletions, substitutions and swaps of neighbours
@@ -539,6 +592,58 @@ mod tests {
             apply_overrides(text, &["simulation.substep=3".into()]).unwrap_err()
         );
         assert!(message.contains("did you mean `substeps`?"), "{message}");
+    }
+
+    #[test]
+    fn gate_overrides_are_checked_and_become_set_overrides() {
+        assert_eq!(gate_override("max_speed=3").unwrap(), "gates.max_speed=3.0");
+        assert_eq!(
+            gate_override("self_intersections=0").unwrap(),
+            "gates.self_intersections=0"
+        );
+        let error = |a: &str| format!("{:#}", gate_override(a).unwrap_err());
+        let message = error("max_strain=0.1");
+        assert!(
+            message.contains("did you mean `max_edge_strain`?"),
+            "{message}"
+        );
+        for (bad, expected) in [
+            ("max_speed=-1", "gates.max_speed: must be >= 0"),
+            (
+                "max_speed=nan",
+                "gates.max_speed: nan is not a finite number",
+            ),
+            ("max_speed=fast", "gates.max_speed: `fast` is not a number"),
+            (
+                "self_intersections=1.5",
+                "gates.self_intersections: expected a whole number",
+            ),
+        ] {
+            let message = error(bad);
+            assert!(message.contains(expected), "{bad}: {message}");
+        }
+        // Applied like --set, the value reads back as the table's type.
+        let file = apply_overrides(
+            "",
+            &[
+                gate_override("max_speed=3").unwrap(),
+                gate_override("self_intersections=2").unwrap(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(file.gates.max_speed, Some(3.0));
+        assert_eq!(file.gates.self_intersections, Some(2));
+    }
+
+    #[test]
+    fn a_misspelt_gate_in_the_table_gets_a_suggestion() {
+        let message = error_of("[gates]\nmax_sped = 3\n");
+        assert!(message.contains("did you mean `max_speed`?"), "{message}");
+        // Whole numbers are fine for the fractional gates.
+        assert_eq!(
+            parse("[gates]\nmax_speed = 3\n").unwrap().gates.max_speed,
+            Some(3.0)
+        );
     }
 
     #[test]

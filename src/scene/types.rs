@@ -18,6 +18,8 @@ pub struct SceneFile {
     pub colliders: Vec<Collider>,
     #[serde(default)]
     pub collision: Collision,
+    #[serde(default, skip_serializing_if = "Gates::is_empty")]
+    pub gates: Gates,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -71,6 +73,8 @@ pub struct Output {
     pub up_axis: UpAxis,
     pub velocities: bool,
     pub checkpoint_every: u64,
+    /// Keep `DIR/checkpoints/` after a successful run (it is removed otherwise).
+    pub keep_checkpoints: bool,
 }
 
 impl Default for Output {
@@ -84,6 +88,7 @@ impl Default for Output {
             up_axis: UpAxis::Y,
             velocities: true,
             checkpoint_every: 10,
+            keep_checkpoints: false,
         }
     }
 }
@@ -449,5 +454,33 @@ impl Default for Collision {
             thickness: 0.005,
             friction: default_friction(),
         }
+    }
+}
+
+/// Quality gates (SPEC §5): limits the written cache must meet, else `run` exits with code 3.
+/// The names are [`crate::gates::Gate::ALL`]'s; what each measures is in `crate::gates`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Gates {
+    /// Largest edge strain `|l / l0 − 1|`, a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_edge_strain: Option<f64>,
+    /// Deepest penetration into a collider, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_penetration: Option<f64>,
+    /// Most crossing triangle pairs of one object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_intersections: Option<u64>,
+    /// Largest particle speed, m/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_speed: Option<f64>,
+    /// Largest `|V / V0 − 1|` of a closed surface or tetrahedral object, a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_volume_change: Option<f64>,
+}
+
+impl Gates {
+    pub fn is_empty(&self) -> bool {
+        *self == Gates::default()
     }
 }

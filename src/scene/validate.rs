@@ -100,6 +100,9 @@ pub fn validate(scene: &SceneFile) -> Report {
         scene.collision.thickness,
     );
     non_negative(&mut report, "collision.friction", scene.collision.friction);
+    for (gate, limit) in crate::gates::limits(&scene.gates) {
+        non_negative(&mut report, &format!("gates.{}", gate.name()), limit);
+    }
     report
 }
 

@@ -8,6 +8,11 @@
 //! `|p1 − p2| / d − 1`, reported as the largest magnitude; penetration is how far a colliding
 //! particle sits inside its contact margin; self-intersections are counted per object with
 //! `self_collision` as crossing triangle pairs ([`count_crossing_pairs`]).
+//!
+//! The quality gates (`crate::gates`) need the object a figure comes from, so the largest
+//! speed, edge strain and penetration are also kept per object ([`ObjectFigures`], each
+//! global figure the largest of them), with the volume change `|V / V0 − 1|` of closed
+//! surfaces and tetrahedral objects.
 
 use super::colouring::ConstraintBlock;
 use super::step::Solver;
@@ -45,6 +50,21 @@ pub struct FrameDiagnostics {
     pub max_penetration: f64,
     /// Edges torn since the start (`stretch.tear_strain`).
     pub torn_edges: usize,
+    /// Per object, by name: its own figures.
+    pub objects: BTreeMap<String, ObjectFigures>,
+}
+
+/// One object's figures in a frame: the same measures as the global ones, over its own
+/// particles and edges.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct ObjectFigures {
+    pub max_speed: f64,
+    pub max_edge_strain: f64,
+    pub max_penetration: f64,
+    /// `|V / V0 − 1|` for closed surfaces and tetrahedral objects
+    /// ([`crate::model::ObjectLayout::volume_change`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume_change: Option<f64>,
 }
 
 /// Elements per chunk of a reduction. Fixed (not derived from the thread count) so every sum
@@ -69,6 +89,38 @@ struct ParticleSums {
     max_speed: f64,
     momentum: DVec3,
     max_penetration: f64,
+    /// Per object: its largest speed and penetration in the chunk.
+    objects: ObjectMaxima<2>,
+}
+
+/// Per-object maxima over a run of elements, as `(object, maxima)` entries: consecutive
+/// elements of one object share an entry, so particles (numbered object after object) give
+/// one entry per object a chunk touches.
+#[derive(Default)]
+struct ObjectMaxima<const N: usize>(Vec<(u32, [f64; N])>);
+
+impl<const N: usize> ObjectMaxima<N> {
+    fn add(&mut self, object: u32, values: [f64; N]) {
+        match self.0.last_mut() {
+            Some((last, maxima)) if *last == object => {
+                for (m, v) in maxima.iter_mut().zip(values) {
+                    *m = m.max(v);
+                }
+            }
+            _ => self.0.push((object, values)),
+        }
+    }
+
+    /// The maxima of every object (0 for one without elements), from chunk parts.
+    fn combine(parts: impl Iterator<Item = Self>, objects: usize) -> Vec<[f64; N]> {
+        let mut maxima = vec![[0.0f64; N]; objects];
+        for (object, values) in parts.flat_map(|p| p.0) {
+            for (m, v) in maxima[object as usize].iter_mut().zip(values) {
+                *m = m.max(v);
+            }
+        }
+        maxima
+    }
 }
 
 /// `max |C|` and `Σ C²` of a block, reduced in chunk order; `(max, rms)`.
@@ -108,17 +160,21 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             sums.kinetic_energy += 0.5 * p.mass[i] * speed_sq;
             sums.potential_energy -= p.mass[i] * g.dot(p.x[i]);
             sums.max_speed = sums.max_speed.max(speed_sq.sqrt());
+            let mut penetration = 0.0f64;
             if p.inv_mass[i] > 0.0 {
                 sums.momentum += p.v[i] * p.mass[i];
                 if collides[i] {
                     for posed in &posed {
                         let margin = model.params.particle_radius + posed.collider.thickness;
                         if let Some((distance, _, _)) = posed.distance(p.x[i], 2.0 * margin) {
-                            sums.max_penetration = sums.max_penetration.max(margin - distance);
+                            penetration = penetration.max(margin - distance);
                         }
                     }
                 }
             }
+            sums.max_penetration = sums.max_penetration.max(penetration);
+            sums.objects
+                .add(model.owner[i], [speed_sq.sqrt(), penetration]);
         }
         sums
     });
@@ -130,6 +186,10 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         total.momentum += part.momentum;
         total.max_penetration = total.max_penetration.max(part.max_penetration);
     }
+    let particle_maxima = ObjectMaxima::combine(
+        particle_parts.into_iter().map(|part| part.objects),
+        model.objects.len(),
+    );
 
     let volume_values: Vec<f64> = model.volumes.iter().map(|v| v.value(&p.x)).collect();
     let volume_max = volume_values.iter().fold(0.0f64, |m, c| m.max(c.abs()));
@@ -196,13 +256,15 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         }
     }
     let stretch = &model.stretch.items;
-    let max_edge_strain = chunked(pool, stretch.len(), |range| {
-        stretch[range]
-            .iter()
-            .fold(0.0f64, |m, c| m.max(c.strain(&p.x).abs()))
-    })
-    .into_iter()
-    .fold(0.0f64, f64::max);
+    let strain_parts = chunked(pool, stretch.len(), |range| {
+        let mut maxima = ObjectMaxima::default();
+        for c in &stretch[range] {
+            maxima.add(model.owner[c.particles[0] as usize], [c.strain(&p.x).abs()]);
+        }
+        maxima
+    });
+    let strain_maxima = ObjectMaxima::combine(strain_parts.into_iter(), model.objects.len());
+    let max_edge_strain = strain_maxima.iter().fold(0.0f64, |m, s| m.max(s[0]));
     let touching = solver.particle_contact_counts();
     FrameDiagnostics {
         kinetic_energy: total.kinetic_energy,
@@ -219,7 +281,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         self_intersections: model
             .objects
             .iter()
-            .filter(|o| o.self_collision)
+            .filter(|o| o.count_self_intersections)
             .map(|o| {
                 let triangles: Vec<[u32; 3]> = o.global_triangles().collect();
                 (o.name.clone(), count_crossing_pairs(&p.x, &triangles))
@@ -232,5 +294,74 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             .filter_map(|o| o.tearing.as_ref())
             .map(|t| t.torn_count)
             .sum(),
+        objects: model
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(k, o)| {
+                let figures = ObjectFigures {
+                    max_speed: particle_maxima[k][0],
+                    max_edge_strain: strain_maxima[k][0],
+                    max_penetration: particle_maxima[k][1],
+                    volume_change: o.volume_change(&p.x),
+                };
+                (o.name.clone(), figures)
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::build::build;
+    use crate::scene::load::{parse, LoadedScene};
+
+    fn solver(text: &str) -> Solver {
+        let file = parse(text).unwrap();
+        let built = build(&LoadedScene {
+            path: "test.toml".into(),
+            base_dir: ".".into(),
+            sha256: String::new(),
+            file,
+        })
+        .unwrap();
+        Solver::new(built.model, 2).unwrap()
+    }
+
+    /// Each global figure is the largest of the per-object ones (a new way of measuring one
+    /// must keep the per-object figure in step: the quality gates read those).
+    #[test]
+    fn per_object_figures_make_up_the_global_ones() {
+        let mut solver = solver(
+            "[simulation]\nsubsteps = 4\n\
+             [[object]]\nname = \"cloth\"\ngrid = { size = [1.0, 1.0], resolution = [6, 6] }\n\
+             translate = [0.0, 0.002, 0.0]\nvelocity = [0.0, -3.0, 0.0]\ndensity = 0.2\npin = [0]\n\
+             stretch = { compliance = 1e-2 }\n\
+             [[object]]\nname = \"ball\"\nsphere = { radius = 0.2, subdivisions = 1 }\n\
+             translate = [3.0, 1.0, 0.0]\nvelocity = [1.0, 0.0, 0.0]\ndensity = 0.2\n\
+             stretch = {}\nvolume = { pressure = 1.5 }\n\
+             [[collider]]\nname = \"ground\"\nshape = \"plane\"\n",
+        );
+        // At the start the cloth sits 2 mm up, 3 mm inside its 5 mm contact margin.
+        let first = measure(&solver);
+        assert!((first.objects["cloth"].max_penetration - 0.003).abs() < 1e-12);
+        assert_eq!(
+            first.max_penetration,
+            first.objects["cloth"].max_penetration
+        );
+        solver.step_frame().unwrap();
+        let d = measure(&solver);
+        let (cloth, ball) = (&d.objects["cloth"], &d.objects["ball"]);
+        let largest = |f: fn(&ObjectFigures) -> f64| f(cloth).max(f(ball));
+        assert_eq!(d.max_speed, largest(|o| o.max_speed));
+        assert_eq!(d.max_edge_strain, largest(|o| o.max_edge_strain));
+        assert_eq!(d.max_penetration, largest(|o| o.max_penetration));
+        assert_eq!(ball.max_penetration, 0.0);
+        assert!(cloth.max_edge_strain > 0.0);
+        assert!(ball.max_speed > 1.0);
+        // An open grid has no volume; the ball inflates towards 1.5 times its rest volume.
+        assert_eq!(cloth.volume_change, None);
+        assert!(ball.volume_change.unwrap() > 0.0);
     }
 }

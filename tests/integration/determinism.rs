@@ -68,14 +68,14 @@ const SCENE: &str = "[simulation]\nfps = 24.0\nframes = 12\nsubsteps = 10\n\
 #[test]
 fn identical_bytes_for_every_run_and_thread_count() {
     let reference = Workspace::new();
-    reference.run_ok(SCENE, &["--threads", "1"]);
+    reference.run_ok(SCENE, &["--threads", "1", "--keep-checkpoints"]);
     let expected = cache_files(&reference.out());
     // OBJ and PLY for 12 frames of 6 objects, and the checkpoint after frame 10.
     assert_eq!(expected.len(), 12 * 6 * 2 + 1);
     let expected_stats = stats_without_timings(&reference.out());
     for threads in ["1", "2", "3", "8", "16"] {
         let ws = Workspace::new();
-        ws.run_ok(SCENE, &["--threads", threads]);
+        ws.run_ok(SCENE, &["--threads", threads, "--keep-checkpoints"]);
         let files = cache_files(&ws.out());
         assert_eq!(
             files.keys().collect::<Vec<_>>(),

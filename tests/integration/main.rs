@@ -7,6 +7,7 @@ mod common;
 mod constraint_kinds;
 mod determinism;
 mod diff;
+mod gates;
 mod mesh_colliders;
 mod object_contacts;
 mod output_files;

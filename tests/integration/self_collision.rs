@@ -134,7 +134,11 @@ fn a_folding_strip_resumed_mid_run_matches_the_uninterrupted_run() {
     let ws = Workspace::new();
     ws.write("folded.obj", &folded_strip_obj());
     let every = ["--set", "output.checkpoint_every=12"];
-    ws.run_ok(&scene(true), &[&every[..], &["--threads", "2"]].concat());
+    // Kept after the finished run, to resume from as if it had been killed.
+    ws.run_ok(
+        &scene(true),
+        &[&every[..], &["--threads", "2", "--keep-checkpoints"]].concat(),
+    );
     let frame_path = |frame: usize| ws.out().join(format!("strip.{frame:04}.obj"));
     let uninterrupted: Vec<Vec<u8>> = (1..=FRAMES)
         .map(|frame| std::fs::read(frame_path(frame)).unwrap())

@@ -1,0 +1,648 @@
+//! One `run`: a shot driven from start to finish. [`Shot::start`] prepares the output
+//! directory, the solver (restored from a checkpoint with `--resume`), the stats log and the
+//! writer thread; [`Shot::step_frames`] runs the frame loop (checkpoints, signals, progress);
+//! [`Shot::finish`] writes the summary record and maps the ending to its exit code. Progress
+//! output lives here and in `app.rs` only.
+
+use crate::app::{Failure, Outcome, Prepared};
+use crate::cli::RunArgs;
+use crate::signals::{Stop, StopRequests};
+use anyhow::{anyhow, Context};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+use xpbd_sim::gates::{GateResult, GateTracker};
+use xpbd_sim::model::{kind_counts, Model};
+use xpbd_sim::output::checkpoint;
+use xpbd_sim::output::durable::check_writable;
+use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
+use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
+use xpbd_sim::output::writer::BackgroundWriter;
+use xpbd_sim::scene::types::SceneFile;
+use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
+use xpbd_sim::solver::step::{Divergence, Solver};
+
+#[derive(Serialize)]
+struct RunRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    version: &'static str,
+    scene: String,
+    scene_sha256: &'a str,
+    output_dir: String,
+    settings: &'a SceneFile,
+    threads: usize,
+    particles: usize,
+    objects: Vec<ObjectCount>,
+    constraints: std::collections::BTreeMap<&'static str, usize>,
+    start_time: String,
+}
+
+/// The record a resumed run appends after the kept records of the interrupted one.
+#[derive(Serialize)]
+struct ResumeRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    checkpoint: String,
+    /// The last frame the checkpoint holds; the run continues with the next.
+    after_frame: u64,
+    threads: usize,
+    start_time: String,
+}
+
+#[derive(Serialize)]
+struct ObjectCount {
+    name: String,
+    particles: usize,
+}
+
+#[derive(Serialize)]
+struct FrameRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    frame: u64,
+    time: f64,
+    wall_ms: f64,
+    substeps: usize,
+    iterations: usize,
+    #[serde(flatten)]
+    diagnostics: &'a FrameDiagnostics,
+}
+
+#[derive(Serialize)]
+struct WallSeconds {
+    setup: f64,
+    simulation: f64,
+    /// Busy time of the writer thread; it overlaps `simulation`.
+    writing: f64,
+    /// Time the solver waited for the writer (the disk was slower than the solver).
+    waiting_for_writer: f64,
+    total: f64,
+}
+
+#[derive(Serialize)]
+struct SummaryRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    frames_written: u64,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    divergence: Option<DivergenceRecord>,
+    wall_seconds: WallSeconds,
+    particle_substeps_per_second: f64,
+    constraint_projections_per_second: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_memory_bytes: Option<u64>,
+    /// Every quality gate set, with its worst value over the frames written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gates: Vec<GateResult>,
+}
+
+#[derive(Serialize)]
+struct DivergenceRecord {
+    frame: u64,
+    substep: usize,
+    object: String,
+    vertex: usize,
+    reason: String,
+}
+
+/// Simulates the prepared scene and writes its cache.
+pub fn run(args: &RunArgs, prepared: Prepared) -> Result<Outcome, Failure> {
+    let start = Instant::now();
+    let mut shot = Shot::start(args, prepared, start)?;
+    let ending = shot.step_frames();
+    shot.finish(ending)
+}
+
+/// A run between its start and its summary.
+pub struct Shot<'a> {
+    args: &'a RunArgs,
+    /// When `run` began (setup included).
+    start: Instant,
+    setup: Duration,
+    out_dir: PathBuf,
+    fingerprint: [u8; 32],
+    frames: u64,
+    start_frame: u64,
+    fps: f64,
+    checkpoint_every: u64,
+    keep_checkpoints: bool,
+    /// The first frame index (from 0) this run computes: after the checkpoint it resumed from.
+    first_index: u64,
+    solver: Solver,
+    writer: BackgroundWriter,
+    stop_requests: StopRequests,
+    /// The quality gates' worst values over the frame records written (with `--resume`, also
+    /// those the log keeps from before).
+    gates: GateTracker,
+}
+
+/// How the frame loop ended.
+#[derive(Default)]
+pub struct Ending {
+    /// Frames stepped (the first frame is not).
+    simulated: u64,
+    /// Time spent stepping and measuring.
+    simulation: Duration,
+    diverged: Option<(u64, Divergence)>,
+    /// A stop signal and the last whole frame.
+    stopped: Option<(Stop, u64)>,
+    checkpoint_error: Option<anyhow::Error>,
+    /// A frame record that could not be encoded: the run stops without a summary.
+    unencodable: Option<anyhow::Error>,
+}
+
+impl<'a> Shot<'a> {
+    /// Everything before the first frame: output directory, solver (restored with `--resume`),
+    /// stats log with its `run` or `resume` record, signal handlers, writer thread.
+    pub fn start(args: &'a RunArgs, prepared: Prepared, start: Instant) -> Result<Self, Failure> {
+        let Prepared {
+            scene,
+            built,
+            warnings,
+        } = prepared;
+        if !args.quiet {
+            for warning in &warnings {
+                say!("warning: {warning}");
+            }
+        }
+        let file = &scene.file;
+        let out_dir = match &args.out {
+            Some(dir) => dir.clone(),
+            None => scene.base_dir.join(&file.output.dir),
+        };
+        // The solver's threads meet between every colour: more threads than cores only wait for
+        // each other, so use at most one per core. The output is the same for any count.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = match file.simulation.threads as usize {
+            0 => cores,
+            n if n > cores => {
+                if !args.quiet {
+                    say!("warning: {n} threads asked for, {cores} cores here: using {cores} (the output is the same)");
+                }
+                cores
+            }
+            n => n,
+        };
+
+        let files = FrameWriter::new(FrameOptions {
+            dir: out_dir.clone(),
+            formats: file.output.formats.clone(),
+            name_template: file.output.name.clone(),
+            normals: file.output.normals,
+            velocities: file.output.velocities,
+            up_axis: file.output.up_axis,
+        });
+        let settings_json = serde_json::to_value(file)
+            .context("cannot encode the settings")
+            .map_err(Failure::Run)?;
+        let fingerprint = checkpoint::fingerprint(&settings_json, &scene.sha256);
+        let frames = file.simulation.frames;
+        let start_frame = file.simulation.start_frame;
+        let stats_path = out_dir.join(&file.output.stats);
+        let model = built.model;
+        let constraint_counts = kind_counts(&model).into_iter().collect();
+        let object_counts: Vec<ObjectCount> = model
+            .objects
+            .iter()
+            .map(|o| ObjectCount {
+                name: o.name.clone(),
+                particles: o.particles.len(),
+            })
+            .collect();
+        let particle_count = model.particles.len();
+        let mut gates = GateTracker::new(
+            &file.gates,
+            model.objects.iter().map(|o| o.name.clone()).collect(),
+        );
+        let mut solver = Solver::new(model, threads).map_err(Failure::Run)?;
+        // With --resume: the checkpoint to continue from, checked before anything is written.
+        // A frame counts as done when its files are there and the stats log has its record
+        // (written after the files): a kill between the two leaves the frame to be redone.
+        let resumed = if args.resume {
+            let recorded = StatsLog::recorded_frames(&stats_path).map_err(Failure::Input)?;
+            let found = checkpoint::newest_usable(&out_dir, &fingerprint, |frame| {
+                (start_frame..=frame)
+                    .all(|f| recorded.contains(&f) && files.frame_on_disk(&solver.model.objects, f))
+            })
+            .map_err(Failure::Input)?;
+            let Some((path, frame, state)) = found else {
+                return Err(Failure::Input(anyhow!(
+                    "nothing to resume in {}: no checkpoint whose frames are all done (checkpoints \
+                     are written every output.checkpoint_every = {} frames into {})",
+                    out_dir.display(),
+                    file.output.checkpoint_every,
+                    checkpoint::directory(&out_dir).display()
+                )));
+            };
+            solver
+                .restore_state(&state)
+                .with_context(|| format!("checkpoint {} does not fit this scene", path.display()))
+                .map_err(Failure::Input)?;
+            Some((path, frame))
+        } else {
+            None
+        };
+
+        std::fs::create_dir_all(&out_dir)
+            .with_context(|| format!("cannot create output directory {}", out_dir.display()))
+            .map_err(Failure::Run)?;
+        check_writable(&out_dir).map_err(Failure::Run)?;
+        let start_time = rfc3339_utc(
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        );
+        let stats = match &resumed {
+            Some((path, frame)) => {
+                let mut stats = StatsLog::resume(&stats_path, *frame).map_err(Failure::Run)?;
+                // The gates judge the frames kept from before by their records, as an
+                // uninterrupted run judges them by the same lines.
+                for record in StatsLog::read_records(&stats_path).map_err(Failure::Run)? {
+                    gates.observe(&record);
+                }
+                let record = ResumeRecord {
+                    kind: "resume",
+                    checkpoint: path.display().to_string(),
+                    after_frame: *frame,
+                    threads,
+                    start_time,
+                };
+                stats.write(&record).map_err(Failure::Run)?;
+                stats
+            }
+            None => {
+                let mut stats = StatsLog::create(&stats_path).map_err(Failure::Run)?;
+                let run_record = RunRecord {
+                    kind: "run",
+                    version: env!("CARGO_PKG_VERSION"),
+                    scene: scene.path.display().to_string(),
+                    scene_sha256: &scene.sha256,
+                    output_dir: out_dir.display().to_string(),
+                    settings: file,
+                    threads,
+                    particles: particle_count,
+                    objects: object_counts,
+                    constraints: constraint_counts,
+                    start_time,
+                };
+                stats.write(&run_record).map_err(Failure::Run)?;
+                stats
+            }
+        };
+        let stop_requests = StopRequests::install()
+            .context("cannot install the signal handlers")
+            .map_err(Failure::Run)?;
+
+        let objects = solver.model.objects.clone();
+        let writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
+        let first_index = resumed
+            .as_ref()
+            .map_or(0, |(_, frame)| frame + 1 - start_frame);
+        Ok(Shot {
+            args,
+            start,
+            setup: start.elapsed(),
+            out_dir,
+            fingerprint,
+            frames,
+            start_frame,
+            fps: file.simulation.fps,
+            checkpoint_every: file.output.checkpoint_every,
+            keep_checkpoints: file.output.keep_checkpoints,
+            first_index,
+            solver,
+            writer,
+            stop_requests,
+            gates,
+        })
+    }
+
+    /// The frame loop: step, measure, hand the frame to the writer, checkpoint; stops at the
+    /// last frame, a divergence, a stop signal or a failed write.
+    pub fn step_frames(&mut self) -> Ending {
+        let mut ending = Ending::default();
+        let mut progress = Progress::new(self.frames, self.args.quiet);
+        let solver = &mut self.solver;
+        let mut sent_version: u64 = solver
+            .model
+            .objects
+            .iter()
+            .map(|o| o.topology_version)
+            .sum();
+        let every = self.checkpoint_every;
+        for index in self.first_index..self.frames {
+            let frame = self.start_frame + index;
+            if index > self.first_index {
+                if let Some(signal) = self.stop_requests.requested() {
+                    // The state is the end of the frame before: checkpoint it and stop.
+                    if let Err(e) = checkpoint::write(
+                        &self.out_dir,
+                        &self.fingerprint,
+                        frame - 1,
+                        &solver.state_bytes(),
+                    ) {
+                        ending.checkpoint_error = Some(e);
+                    }
+                    ending.stopped = Some((signal, frame - 1));
+                    break;
+                }
+            }
+            let frame_start = Instant::now();
+            if index > 0 {
+                if let Err(d) = solver.step_frame() {
+                    ending.diverged = Some((frame, d));
+                    break;
+                }
+                ending.simulated += 1;
+            }
+            let diagnostics = measure(solver);
+            ending.simulation += frame_start.elapsed();
+            let record = FrameRecord {
+                kind: "frame",
+                frame,
+                time: index as f64 / self.fps,
+                wall_ms: frame_start.elapsed().as_secs_f64() * 1e3,
+                substeps: solver.model.params.substeps,
+                iterations: solver.model.params.iterations,
+                diagnostics: &diagnostics,
+            };
+            let line = match to_line(&record) {
+                Ok(line) => line,
+                Err(e) => {
+                    ending.unencodable = Some(e);
+                    break;
+                }
+            };
+            self.gates.observe_line(&line);
+            let model = &solver.model;
+            // Tearing changes topology: hand the writer the new layouts when it has.
+            let version: u64 = model.objects.iter().map(|o| o.topology_version).sum();
+            let changed = (version != sent_version).then(|| model.objects.clone());
+            sent_version = version;
+            if self
+                .writer
+                .submit(
+                    frame,
+                    &model.particles.x,
+                    solver.output_velocities(),
+                    line,
+                    changed,
+                )
+                .is_err()
+            {
+                break; // the writer stopped on an I/O error; `finish` tells which
+            }
+            progress.frame_done(index + 1);
+            if every > 0 && (index + 1) % every == 0 && index + 1 < self.frames {
+                if let Err(e) = checkpoint::write(
+                    &self.out_dir,
+                    &self.fingerprint,
+                    frame,
+                    &solver.state_bytes(),
+                ) {
+                    ending.checkpoint_error = Some(e);
+                    break;
+                }
+            }
+        }
+        progress.finish();
+        ending
+    }
+
+    /// Waits for the writer, writes the summary record and turns the ending into the result.
+    pub fn finish(self, ending: Ending) -> Result<Outcome, Failure> {
+        let Shot {
+            args,
+            start,
+            setup,
+            out_dir,
+            start_frame,
+            solver,
+            writer,
+            gates,
+            keep_checkpoints,
+            ..
+        } = self;
+        let Ending {
+            simulated,
+            simulation,
+            diverged,
+            stopped,
+            checkpoint_error,
+            unencodable,
+        } = ending;
+        let waited = writer.waited;
+        let report = writer.finish();
+        if let Some(error) = unencodable {
+            return Err(Failure::Run(error));
+        }
+        let mut stats = report.stats;
+        let written = report.frames_written;
+
+        let model = &solver.model;
+        let gate_results = gates.results();
+        let summary = |status, message, divergence| SummaryRecord {
+            kind: "summary",
+            frames_written: written,
+            status,
+            message,
+            divergence,
+            wall_seconds: WallSeconds {
+                setup: setup.as_secs_f64(),
+                simulation: simulation.as_secs_f64(),
+                writing: report.busy.as_secs_f64(),
+                waiting_for_writer: waited.as_secs_f64(),
+                total: start.elapsed().as_secs_f64(),
+            },
+            particle_substeps_per_second: rate(
+                model.particles.len() as f64 * model.params.substeps as f64 * simulated as f64,
+                simulation,
+            ),
+            constraint_projections_per_second: rate(
+                projections_per_substep(model) as f64
+                    * model.params.substeps as f64
+                    * simulated as f64,
+                simulation,
+            ),
+            peak_memory_bytes: peak_memory_bytes(),
+            gates: gate_results.clone(),
+        };
+        if let Some(error) = report.error.or(checkpoint_error) {
+            let message = format!("{error:#} ({written} whole frames were written before it)");
+            let _ = stats.write(&summary("io_error", Some(message.clone()), None));
+            return Err(Failure::Run(anyhow!(message)));
+        }
+        if let Some((signal, frame)) = stopped {
+            let message = format!(
+                "stopped by {} after frame {frame}; a checkpoint is in {}: continue with \
+                 `xpbd-sim run {} --resume` and the same output directory",
+                signal.name(),
+                checkpoint::directory(&out_dir).display(),
+                args.scene.display()
+            );
+            let _ = stats.write(&summary("interrupted", Some(message.clone()), None));
+            return Err(Failure::Stopped(anyhow!(message), signal.exit_code()));
+        }
+        if let Some((frame, d)) = diverged {
+            let message = format!(
+                "the simulation diverged at frame {frame}, substep {}: object `{}` vertex {}: {}; \
+                 frames {start_frame} to {} are complete in {}. Try more substeps, higher \
+                 compliance or a smaller time step",
+                d.substep,
+                d.object,
+                d.vertex,
+                d.reason,
+                frame - 1,
+                out_dir.display()
+            );
+            let record = DivergenceRecord {
+                frame,
+                substep: d.substep,
+                object: d.object,
+                vertex: d.vertex,
+                reason: d.reason,
+            };
+            let _ = stats.write(&summary("diverged", Some(message.clone()), Some(record)));
+            return Err(Failure::Run(anyhow!(message)));
+        }
+        stats
+            .write(&summary("ok", None, None))
+            .map_err(Failure::Run)?;
+        // Every frame is written: nothing is left to resume (a failed or stopped run returned
+        // above and keeps them).
+        if !keep_checkpoints {
+            if let Err(e) = checkpoint::remove_all(&out_dir) {
+                if !args.quiet {
+                    say!("warning: the run is complete, but its checkpoints stay: {e:#}");
+                }
+            }
+        }
+        if !args.quiet {
+            let objects = model.objects.len();
+            say!(
+                "wrote {written} frames of {objects} object{} to {} in {:.2} s (simulation {:.2} s, \
+                 writing {:.2} s on its own thread, {} threads)",
+                if objects == 1 { "" } else { "s" },
+                out_dir.display(),
+                start.elapsed().as_secs_f64(),
+                simulation.as_secs_f64(),
+                report.busy.as_secs_f64(),
+                solver.threads()
+            );
+        }
+        let broken: Vec<&GateResult> = gate_results.iter().filter(|g| !g.ok).collect();
+        if broken.is_empty() {
+            return Ok(Outcome::Success);
+        }
+        // Printed even with --quiet: it is why the exit code is 3.
+        say!(
+            "error: the cache breaks {} of {} quality gate{}; all {written} frames were written to {}",
+            broken.len(),
+            gate_results.len(),
+            if gate_results.len() == 1 { "" } else { "s" },
+            out_dir.display()
+        );
+        for gate in broken {
+            say!(
+                "  {}: worst {} at frame {}, object `{}`; limit {} ({})",
+                gate.name,
+                gate.worst.unwrap_or(0.0),
+                gate.frame.unwrap_or(0),
+                gate.object.as_deref().unwrap_or(""),
+                gate.limit,
+                xpbd_sim::gates::Gate::named(gate.name).map_or("", |g| g.unit())
+            );
+        }
+        Ok(Outcome::GatesBroken)
+    }
+}
+
+fn rate(count: f64, elapsed: Duration) -> f64 {
+    let seconds = elapsed.as_secs_f64();
+    if seconds > 0.0 {
+        count / seconds
+    } else {
+        0.0
+    }
+}
+
+/// Constraint projections in one substep: every constraint once per iteration.
+fn projections_per_substep(model: &Model) -> usize {
+    let constraints: usize = kind_counts(model).iter().map(|(_, n)| n).sum();
+    constraints * model.params.iterations
+}
+
+/// A progress bar on a terminal; on a pipe (CI, render farm) one plain line at most every few
+/// seconds and at the end; nothing with `--quiet`.
+struct Progress {
+    bar: Option<ProgressBar>,
+    plain: bool,
+    total: u64,
+    start: Instant,
+    last_line: Option<Instant>,
+}
+
+const PLAIN_INTERVAL: Duration = Duration::from_secs(2);
+
+impl Progress {
+    fn new(total: u64, quiet: bool) -> Self {
+        let terminal = std::io::stderr().is_terminal();
+        let bar = (!quiet && terminal).then(|| {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            plain: !quiet && !terminal,
+            total,
+            start: Instant::now(),
+            last_line: None,
+        }
+    }
+
+    fn frame_done(&mut self, done: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(done);
+        }
+        if !self.plain {
+            return;
+        }
+        let now = Instant::now();
+        let due = self.last_line.is_none_or(|t| now - t >= PLAIN_INTERVAL) || done == self.total;
+        if due {
+            let elapsed = self.start.elapsed().as_secs_f64();
+            let per_second = if elapsed > 0.0 {
+                done as f64 / elapsed
+            } else {
+                0.0
+            };
+            let eta = if per_second > 0.0 {
+                (self.total - done) as f64 / per_second
+            } else {
+                0.0
+            };
+            say!(
+                "frame {done}/{} ({:.0}%), {per_second:.2} frames/s, ETA {eta:.0} s",
+                self.total,
+                100.0 * done as f64 / self.total as f64
+            );
+            self.last_line = Some(now);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
