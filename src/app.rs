@@ -364,6 +364,9 @@ struct ResumeRecord {
 struct ObjectCount {
     name: String,
     particles: usize,
+    /// Tetrahedral objects: the node each written vertex is (docs/output-format.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    written_nodes: Option<Vec<u32>>,
 }
 
 #[derive(Serialize)]
@@ -468,6 +471,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         normals: file.output.normals,
         velocities: file.output.velocities,
         up_axis: file.output.up_axis,
+        rope_tube: file.output.rope_tube.clone(),
     });
     let settings_json = serde_json::to_value(file)
         .context("cannot encode the settings")
@@ -484,6 +488,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .map(|o| ObjectCount {
             name: o.name.clone(),
             particles: o.particles.len(),
+            written_nodes: (!o.topology.tets.is_empty())
+                .then(|| xpbd_sim::output::surface::Surface::new(o, None).source),
         })
         .collect();
     let particle_count = model.particles.len();

@@ -10,6 +10,7 @@ mod diff;
 mod mesh_colliders;
 mod object_contacts;
 mod output_files;
+mod output_surfaces;
 mod physics;
 mod robustness;
 mod scenes;
