@@ -27,6 +27,7 @@ fn main() {
             normals: true,
             velocities: true,
             up_axis: UpAxis::Y,
+            rope_tube: None,
         });
         let p = &model.particles;
         writer

@@ -56,6 +56,9 @@ struct ResumeRecord {
 struct ObjectCount {
     name: String,
     particles: usize,
+    /// Tetrahedral objects: the node each written vertex is (docs/output-format.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    written_nodes: Option<Vec<u32>>,
 }
 
 #[derive(Serialize)]
@@ -197,6 +200,7 @@ impl<'a> Shot<'a> {
             normals: file.output.normals,
             velocities: file.output.velocities,
             up_axis: file.output.up_axis,
+            rope_tube: file.output.rope_tube.clone(),
         });
         let settings_json = serde_json::to_value(file)
             .context("cannot encode the settings")
@@ -213,6 +217,8 @@ impl<'a> Shot<'a> {
             .map(|o| ObjectCount {
                 name: o.name.clone(),
                 particles: o.particles.len(),
+                written_nodes: (!o.topology.tets.is_empty())
+                    .then(|| xpbd_sim::output::surface::Surface::new(o, None).source),
             })
             .collect();
         let particle_count = model.particles.len();

@@ -2,10 +2,14 @@
 //! procedural primitives. The solver triangulates internally; the writers keep the polygons, so
 //! output vertex `k` is input vertex `k` and a polygon stays a polygon in every frame.
 
+pub mod normals;
 pub mod obj;
 pub mod ply;
 pub mod primitives;
 pub mod tetgen;
+pub mod tube;
+
+pub use normals::vertex_normals;
 
 use anyhow::{bail, Result};
 use glam::DVec3;
@@ -26,8 +30,16 @@ pub const MAX_POLYGON_VERTICES: usize = 255;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Mesh {
     pub positions: Vec<DVec3>,
-    /// One `[u, v]` per position when the source had texture coordinates.
+    /// One `[u, v]` per position when the source had texture coordinates (at a UV seam, the
+    /// first one a face corner gave the vertex).
     pub uvs: Option<Vec<[f64; 2]>>,
+    /// Texture coordinates per face corner, present only where the source has UV seams (a
+    /// position with several different UVs): the writers then keep every corner's own UV.
+    pub corner_uvs: Option<CornerUvs>,
+    /// Smoothing class per face corner (parallel to `face_indices`), present only where the
+    /// source has hard edges: corners at one vertex share a normal when their classes are
+    /// equal (see [`normals`]). Absent, every vertex has one smooth normal.
+    pub corner_smoothing: Option<Vec<u32>>,
     /// Corner indices of every polygon, one polygon after another.
     pub face_indices: Vec<u32>,
     /// `face_offsets[k]..face_offsets[k + 1]` are polygon `k`'s corners; always starts with 0.
@@ -38,6 +50,16 @@ pub struct Mesh {
     pub tets: Vec<[u32; 4]>,
     /// Things a user should hear about that do not stop the import (shown by `check`).
     pub warnings: Vec<String>,
+}
+
+/// UVs of a seamed mesh kept as the source laid them out: a list of texture coordinates and,
+/// for every face corner, which one it uses. Corner indices stay valid when a tear re-indexes
+/// the corners' vertices.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CornerUvs {
+    pub texcoords: Vec<[f64; 2]>,
+    /// Per face corner (parallel to `face_indices`), an index into `texcoords`.
+    pub corners: Vec<u32>,
 }
 
 impl Mesh {
@@ -159,28 +181,6 @@ impl Mesh {
     }
 }
 
-/// Area-weighted vertex normals of a triangle list (zero-area neighbourhoods get +Y), the
-/// normals written to OBJ `vn` and PLY `nx ny nz`.
-pub fn vertex_normals(positions: &[DVec3], triangles: &[[u32; 3]], normals: &mut Vec<DVec3>) {
-    normals.clear();
-    normals.resize(positions.len(), DVec3::ZERO);
-    for &[a, b, c] in triangles {
-        let (pa, pb, pc) = (
-            positions[a as usize],
-            positions[b as usize],
-            positions[c as usize],
-        );
-        // |cross| is twice the area, so the sum is area weighted.
-        let n = (pb - pa).cross(pc - pa);
-        normals[a as usize] += n;
-        normals[b as usize] += n;
-        normals[c as usize] += n;
-    }
-    for n in normals.iter_mut() {
-        *n = n.try_normalize().unwrap_or(DVec3::Y);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,15 +195,5 @@ mod tests {
             mesh.unique_edges(),
             vec![[0, 1], [0, 2], [0, 3], [1, 2], [2, 3]]
         );
-    }
-
-    #[test]
-    fn normals_of_a_flat_quad_point_along_its_winding() {
-        let positions = vec![DVec3::ZERO, DVec3::Z, DVec3::new(1.0, 0.0, 1.0), DVec3::X];
-        let mut normals = Vec::new();
-        vertex_normals(&positions, &[[0, 1, 2], [0, 2, 3]], &mut normals);
-        for n in normals {
-            assert!((n - DVec3::Y).length() < 1e-12, "{n}");
-        }
     }
 }

@@ -1,4 +1,4 @@
-//! Writers: frame files ([`frame`]: OBJ, PLY), the stats log ([`stats`]), output naming
+//! Writers: frame files ([`frame`]: OBJ, PLY, of each object's [`surface`]), the stats log ([`stats`]), output naming
 //! ([`naming`]), checkpoints for `--resume` ([`checkpoint`]), crash-safe file writes
 //! ([`durable`]) and the background thread that writes frames while the solver runs
 //! ([`writer`]).
@@ -8,4 +8,5 @@ pub mod durable;
 pub mod frame;
 pub mod naming;
 pub mod stats;
+pub mod surface;
 pub mod writer;

@@ -75,6 +75,34 @@ pub struct Output {
     pub checkpoint_every: u64,
     /// Keep `DIR/checkpoints/` after a successful run (it is removed otherwise).
     pub keep_checkpoints: bool,
+    /// Write every rope (an object of line segments only) as a tube mesh.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rope_tube: Option<RopeTube>,
+}
+
+/// `output.rope_tube`: the tube a rope is written as (`src/mesh/tube.rs`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RopeTube {
+    /// Tube radius, m.
+    pub radius: f64,
+    /// Vertices around every ring, 3 to [`MAX_TUBE_SIDES`].
+    #[serde(default = "default_tube_sides")]
+    pub sides: u64,
+    /// Close the open ends with triangle fans.
+    #[serde(default = "default_true")]
+    pub caps: bool,
+}
+
+/// Most vertices around one tube ring.
+pub const MAX_TUBE_SIDES: u64 = 256;
+
+fn default_tube_sides() -> u64 {
+    8
+}
+
+fn default_true() -> bool {
+    true
 }
 
 impl Default for Output {
@@ -89,6 +117,7 @@ impl Default for Output {
             velocities: true,
             checkpoint_every: 10,
             keep_checkpoints: false,
+            rope_tube: None,
         }
     }
 }

@@ -224,6 +224,41 @@ fn output(scene: &SceneFile, report: &mut Report) {
     if out.dir.is_empty() {
         report.error("output.dir", "must not be empty");
     }
+    if let Some(tube) = &out.rope_tube {
+        rope_tube(tube, scene, report);
+    }
+}
+
+/// `output.rope_tube`: a finite positive radius, 3 or more sides, and some rope to apply to.
+fn rope_tube(tube: &RopeTube, scene: &SceneFile, report: &mut Report) {
+    let key = "output.rope_tube";
+    if !(tube.radius > 0.0 && tube.radius <= crate::mesh::obj::MAX_ABS_COORDINATE) {
+        report.error(
+            format!("{key}.radius"),
+            format!(
+                "must be > 0 m and at most {:e} m, got {}",
+                crate::mesh::obj::MAX_ABS_COORDINATE,
+                tube.radius
+            ),
+        );
+    }
+    in_range(
+        report,
+        &format!("{key}.sides"),
+        tube.sides,
+        3,
+        MAX_TUBE_SIDES,
+    );
+    let may_have_segments = scene
+        .objects
+        .iter()
+        .any(|o| o.rope.is_some() || o.mesh.as_ref().is_some_and(|m| !m.ends_with(".node")));
+    if !may_have_segments {
+        report.warn(
+            key,
+            "no object is a rope (`rope` or a mesh file of `l` lines); it changes nothing",
+        );
+    }
 }
 
 /// Checks one constraint table's `compliance`/`damping` (XPBD) or `stiffness` (PBD).

@@ -11,6 +11,7 @@ mod gates;
 mod mesh_colliders;
 mod object_contacts;
 mod output_files;
+mod output_surfaces;
 mod physics;
 mod robustness;
 mod scenes;
