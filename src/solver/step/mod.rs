@@ -23,11 +23,13 @@
 //! [`Divergence`] naming the substep, object and vertex: the lowest such particle index, found
 //! as a minimum over the threads' shares, so it does not depend on the thread count.
 
+mod contact_stages;
+
 use super::colouring::ConstraintBlock;
 use super::contacts::{Candidates, ParticleContacts, Sweeps};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier};
-use crate::collision::{resolve_contact, Collider, MeshPose, PosedCollider, SurfaceAttachment};
+use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
 use crate::constraints::distance::DistanceConstraint;
@@ -636,99 +638,6 @@ impl Frame<'_> {
             {
                 // SAFETY: thread 0 alone touches particles in this stage.
                 unsafe { self.x.range(i..i + 1)[0] = pose.attached_point(mesh, &attachment) };
-            }
-        }
-    }
-
-    /// Lists the candidate contacts between particles: thread 0 checks the near lists (and
-    /// builds the search for new ones when needed), every thread tests its share, thread 0
-    /// joins the shares in order.
-    fn find_particle_contacts(&self, t: usize) {
-        // SAFETY: read-only; nobody writes positions in these stages.
-        let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
-        let contacts = || {
-            self.particle_contacts
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-        };
-        if t == 0 {
-            let sweeps = self
-                .particle_contacts
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .sweep(x, x_prev);
-            *self.sweeps.write().unwrap_or_else(|e| e.into_inner()) = Some(sweeps);
-        }
-        self.barrier.wait();
-        {
-            let sweeps = self.sweeps.read().unwrap_or_else(|e| e.into_inner());
-            let sweeps = sweeps
-                .as_ref()
-                .expect("thread 0 built them before the barrier");
-            let mine = contacts().candidates(sweeps, x, x_prev, t, self.threads);
-            *self.candidate_shares[t]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = mine;
-        }
-        self.barrier.wait();
-        if t == 0 {
-            let shares = self
-                .candidate_shares
-                .iter()
-                .map(|share| std::mem::take(&mut *share.lock().unwrap_or_else(|e| e.into_inner())));
-            self.particle_contacts
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .set_candidates(shares);
-            // The search (hash, trees) is not needed until the next substep builds its own.
-            *self.sweeps.write().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-    }
-
-    /// Thread 0 projects the contacts between particles, in their fixed order, while the
-    /// others wait.
-    fn solve_particle_contacts(&self, t: usize, first_iteration: bool) {
-        if !self.has_particle_contacts {
-            return;
-        }
-        if t == 0 {
-            let mut contacts = self
-                .particle_contacts
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            // SAFETY: thread 0 alone touches the particles in this stage; x_prev is read-only.
-            let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
-            contacts.solve(x, x_prev, self.inv_mass, first_iteration);
-        }
-        self.barrier.wait();
-    }
-
-    fn solve_contacts(&self, range: std::ops::Range<usize>, posed: &[PosedCollider]) {
-        if self.colliders.is_empty() {
-            return;
-        }
-        let radius = self.params.particle_radius;
-        // SAFETY: this thread's share of the particles; contacts touch one particle each.
-        let (x, x_prev, collider_of, normal_of, surface_of) = unsafe {
-            (
-                self.x.range(range.clone()),
-                &*self.x_prev.range(range.clone()),
-                self.contact_collider.range(range.clone()),
-                self.contact_normal.range(range.clone()),
-                self.contact_surface.range(range.clone()),
-            )
-        };
-        let collides = &self.collides[range];
-        for k in (0..x.len()).filter(|&k| collides[k]) {
-            for (c, posed) in posed.iter().enumerate() {
-                let margin = radius + posed.collider.thickness;
-                if let Some((normal, surface)) =
-                    resolve_contact(posed, margin, &mut x[k], x_prev[k])
-                {
-                    collider_of[k] = c as u32;
-                    normal_of[k] = normal;
-                    surface_of[k] = surface;
-                }
             }
         }
     }
