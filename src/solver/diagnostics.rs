@@ -6,7 +6,8 @@
 //! momentum `Σ m v` (free particles; pinned ones are held by the animation); residuals per kind
 //! `max |C|` and `sqrt(mean C²)` in the constraint's units (m, rad, m³); edge strain
 //! `|p1 − p2| / d − 1`, reported as the largest magnitude; penetration is how far a colliding
-//! particle sits inside its contact margin; self-intersections are counted per object with
+//! particle, or a point of a cloth face or edge over a mesh collider's vertex or beside its
+//! edge ([`crate::collision::features`]), sits inside its contact margin; self-intersections are counted per object with
 //! `self_collision` as crossing triangle pairs ([`count_crossing_pairs`]).
 //!
 //! The quality gates (`crate::gates`) need the object a figure comes from, so the largest
@@ -44,6 +45,9 @@ pub struct FrameDiagnostics {
     pub triangle_contacts: usize,
     /// Edges of self-colliding objects touching each other in the last substep.
     pub edge_contacts: usize,
+    /// Cloth samples (points of faces and edges) pushed by mesh-collider vertices or edges in
+    /// the last substep.
+    pub feature_contacts: usize,
     /// Per object with `self_collision`: pairs of its triangles crossing each other.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub self_intersections: BTreeMap<String, usize>,
@@ -186,10 +190,16 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         total.momentum += part.momentum;
         total.max_penetration = total.max_penetration.max(part.max_penetration);
     }
-    let particle_maxima = ObjectMaxima::combine(
+    let mut particle_maxima = ObjectMaxima::combine(
         particle_parts.into_iter().map(|part| part.objects),
         model.objects.len(),
     );
+    // Surfaces, not only vertices: a collider's corner or edge through a cloth face.
+    for (particle, depth) in solver.surface_penetrations() {
+        total.max_penetration = total.max_penetration.max(depth);
+        let object = &mut particle_maxima[model.owner[particle] as usize][1];
+        *object = object.max(depth);
+    }
 
     let volume_values: Vec<f64> = model.volumes.iter().map(|v| v.value(&p.x)).collect();
     let volume_max = volume_values.iter().fold(0.0f64, |m, c| m.max(c.abs()));
@@ -278,6 +288,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         particle_contacts: touching.pairs,
         triangle_contacts: touching.point_triangle,
         edge_contacts: touching.edge_edge,
+        feature_contacts: solver.feature_contact_count(),
         self_intersections: model
             .objects
             .iter()

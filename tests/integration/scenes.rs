@@ -63,7 +63,12 @@ fn every_example_scene_runs_and_checks() {
         let radius = records[0]["settings"]["collision"]["thickness"]
             .as_f64()
             .unwrap();
-        let bound = if shape_matched { radius } else { 1e-6 };
+        // Vertex contacts have the last word on vertices, but max_penetration also measures
+        // the points of cloth faces over mesh-collider corners and beside their edges (issue
+        // 11), projected one after another: neighbouring samples share particles and leave a
+        // residual of a few percent of the margin (body.toml: at most 0.15 mm of 6 mm). The
+        // surface stays far from the collider's own surface.
+        let bound = if shape_matched { radius } else { 0.05 * radius };
         for frame in records.iter().filter(|r| r["type"] == "frame") {
             assert!(
                 driven || energy(frame) <= initial + 1e-9 * initial.abs(),
@@ -71,9 +76,8 @@ fn every_example_scene_runs_and_checks() {
                 frame["frame"],
                 energy(frame)
             );
-            // Contacts have the last word, except for shape matching, which closes each
-            // iteration and may leave a rigid body inside its contact margin (the particle
-            // radius), never below the collider's surface itself.
+            // Shape matching closes each iteration and may leave a rigid body inside its
+            // contact margin (the particle radius), never below the collider's surface itself.
             let penetration = frame["max_penetration"].as_f64().unwrap();
             assert!(penetration < bound, "{name}: penetration {penetration}");
         }

@@ -1,6 +1,7 @@
 //! The contact stages of a substep: contacts between particles (objects against each other,
-//! self collision), searched and then solved by thread 0, and particle–collider contacts,
-//! solved per particle on every thread.
+//! self collision), searched and then solved by thread 0; particle–collider contacts, solved
+//! per particle on every thread; and mesh-collider vertices and edges against cloth faces and
+//! edges ([`crate::collision::features`]), searched and solved by thread 0.
 
 use super::Frame;
 use crate::collision::{resolve_contact, PosedCollider};
@@ -97,5 +98,45 @@ impl Frame<'_> {
                 }
             }
         }
+    }
+
+    /// The contact distance with collider `c`: particle radius plus its thickness.
+    fn collider_margin(&self, c: usize) -> f64 {
+        self.params.particle_radius + self.colliders[c].thickness
+    }
+
+    /// Thread 0 lists the substep's collider-feature pairs while the others wait.
+    pub(super) fn find_feature_contacts(&self, t: usize, posed: &[PosedCollider]) {
+        if !self.has_feature_contacts {
+            return;
+        }
+        if t == 0 {
+            // SAFETY: read-only; nobody writes positions in this stage.
+            let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
+            let mut features = self
+                .feature_contacts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            features.find(posed, x, x_prev, |c| self.collider_margin(c));
+        }
+        self.barrier.wait();
+    }
+
+    /// Thread 0 projects the collider-feature pairs, in their sorted order, while the others
+    /// wait.
+    pub(super) fn solve_feature_contacts(&self, t: usize, posed: &[PosedCollider]) {
+        if !self.has_feature_contacts {
+            return;
+        }
+        if t == 0 {
+            let mut features = self
+                .feature_contacts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            // SAFETY: thread 0 alone touches the particles in this stage; x_prev is read-only.
+            let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
+            features.solve(posed, x, x_prev, self.inv_mass, |c| self.collider_margin(c));
+        }
+        self.barrier.wait();
     }
 }

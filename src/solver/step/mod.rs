@@ -29,6 +29,7 @@ use super::colouring::ConstraintBlock;
 use super::contacts::{Candidates, ParticleContacts, Sweeps};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier};
+use crate::collision::features::FeatureContacts;
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
@@ -80,6 +81,8 @@ pub struct Solver {
     mesh_poses: Vec<Option<MeshPose>>,
     /// Contacts between particles (objects against each other, self collision).
     particle_contacts: RwLock<ParticleContacts>,
+    /// Mesh-collider vertices and edges against cloth faces and edges.
+    feature_contacts: Mutex<FeatureContacts>,
     /// The frame's mean velocities, for the caches.
     motion: FrameMotion,
     pool: rayon::ThreadPool,
@@ -135,6 +138,7 @@ impl Solver {
         }
         Ok(Solver {
             particle_contacts: RwLock::new(ParticleContacts::new(&model)),
+            feature_contacts: Mutex::new(FeatureContacts::new(&model)),
             motion: FrameMotion::default(),
             mesh_poses,
             model,
@@ -187,6 +191,7 @@ impl Solver {
         self.contact_normal.resize(n, DVec3::ZERO);
         self.contact_surface.resize(n, DVec3::ZERO);
         self.particle_contacts = RwLock::new(ParticleContacts::new(&self.model));
+        self.feature_contacts = Mutex::new(FeatureContacts::new(&self.model));
         let model = &self.model;
         self.collides = (0..n)
             .map(|i| {
@@ -201,6 +206,28 @@ impl Solver {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .touching()
+    }
+
+    /// Cloth samples that mesh-collider vertices or edges pushed in the last substep.
+    pub fn feature_contact_count(&self) -> usize {
+        self.feature_contacts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .touching()
+    }
+
+    /// How deep points of the cloth surfaces between their vertices (over mesh-collider
+    /// vertices and beside their edges) sit inside a collider's contact margin now:
+    /// `(a particle of the surface, depth)` per pair with a positive depth.
+    pub fn surface_penetrations(&self) -> Vec<(usize, f64)> {
+        let radius = self.model.params.particle_radius;
+        let colliders = &self.model.colliders;
+        self.feature_contacts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .penetrations(&self.posed_colliders(), &self.model.particles.x, |c| {
+                radius + colliders[c].thickness
+            })
     }
 
     /// Particles that touched a collider in the last substep.
@@ -271,6 +298,12 @@ impl Solver {
                 .unwrap_or_else(|e| e.into_inner())
                 .is_empty(),
             particle_contacts: &self.particle_contacts,
+            has_feature_contacts: !self
+                .feature_contacts
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty(),
+            feature_contacts: &self.feature_contacts,
             sweeps: RwLock::new(None),
             candidate_shares: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: &self.mesh_poses,
@@ -397,6 +430,10 @@ struct Frame<'a> {
     has_particle_contacts: bool,
     /// Written by thread 0 only; all threads read it while they search for candidates.
     particle_contacts: &'a RwLock<ParticleContacts>,
+    /// Whether `feature_contacts` has anything to do (colliding cloth and a mesh collider).
+    has_feature_contacts: bool,
+    /// Searched and solved by thread 0.
+    feature_contacts: &'a Mutex<FeatureContacts>,
     /// What the current substep's candidate tests need (the hash, swept boxes, a search for
     /// new near lists), dropped once the candidates are joined; each thread's share of them.
     sweeps: RwLock<Option<Sweeps>>,
@@ -464,6 +501,7 @@ impl Frame<'_> {
                 self.find_particle_contacts(t);
                 self.barrier.wait();
             }
+            self.find_feature_contacts(t, &posed);
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
                 self.solve_block(&self.stretch, t, first, h, Sweep::Forward);
@@ -477,6 +515,7 @@ impl Frame<'_> {
                 self.solve_particle_contacts(t, first);
                 self.solve_contacts(particles.clone(), &posed);
                 self.barrier.wait();
+                self.solve_feature_contacts(t, &posed);
                 if self.has_shape_matching {
                     self.solve_whole_objects(t, false, false, h);
                     self.solve_contacts(particles.clone(), &posed);
