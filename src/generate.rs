@@ -21,6 +21,9 @@ pub enum BendingKind {
 #[derive(Debug, Clone, Default)]
 pub struct Recipe {
     pub stretch: Option<Material>,
+    /// The material of the diagonals inside faces of more than three sides (`shear`); they
+    /// take `stretch`'s when it is `None`.
+    pub shear: Option<Material>,
     /// Strain at which a polygon side or line segment tears (`stretch.tear_strain`).
     pub tear_strain: Option<f64>,
     pub bending: Option<(Material, BendingKind)>,
@@ -75,11 +78,13 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
         let tearable = recipe
             .tear_strain
             .map(|strain| (strain, tearable_edges(mesh)));
+        let diagonals = fan_diagonals(mesh);
         for [a, b] in mesh.unique_edges() {
             let rest_length = p(a).distance(p(b));
             if rest_length <= 1e-12 * source.size || source.torn.contains(&[a, b]) {
                 continue;
             }
+            let diagonal = diagonals.contains(&[a, b]);
             let tear_length = match &tearable {
                 Some((strain, sides)) if sides.contains(&[a, b]) => rest_length * (1.0 + strain),
                 _ => f64::INFINITY,
@@ -87,8 +92,12 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
             out.stretch.push(DistanceConstraint {
                 particles: [(source.global)(a), (source.global)(b)],
                 rest_length,
-                material,
+                material: match recipe.shear {
+                    Some(shear) if diagonal => shear,
+                    _ => material,
+                },
                 tear_length,
+                diagonal,
             });
         }
     }
@@ -159,6 +168,21 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
 /// The edges that can tear, as sorted pairs: polygon sides shared by two or more faces, and
 /// line segments. A diagonal that triangulates a polygon cannot tear (the polygon is one
 /// face), nor can a border side: with one face there is nothing to separate.
+/// The diagonals that fan-triangulate faces of more than three sides and are no side of any
+/// face (sorted pairs): a quad mesh's shear edges.
+fn fan_diagonals(mesh: &Mesh) -> BTreeSet<[u32; 2]> {
+    let key = |a: u32, b: u32| [a.min(b), a.max(b)];
+    let sides: BTreeSet<[u32; 2]> = mesh
+        .faces()
+        .flat_map(|face| (0..face.len()).map(move |k| key(face[k], face[(k + 1) % face.len()])))
+        .collect();
+    mesh.faces()
+        .filter(|face| face.len() > 3)
+        .flat_map(|face| (2..face.len() - 1).map(move |k| key(face[0], face[k])))
+        .filter(|edge| !sides.contains(edge))
+        .collect()
+}
+
 pub fn tearable_edges(mesh: &Mesh) -> BTreeSet<[u32; 2]> {
     let mut sides: Vec<[u32; 2]> = Vec::new();
     for face in mesh.faces() {

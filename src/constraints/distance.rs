@@ -15,6 +15,9 @@ pub struct DistanceConstraint {
     pub material: Material,
     /// Length beyond which the edge tears (`stretch.tear_strain`); infinite if it cannot.
     pub tear_length: f64,
+    /// A diagonal inside a face of more than three sides (shear, `shear`), not an edge of
+    /// the user's mesh: left out of `max_edge_strain`.
+    pub diagonal: bool,
 }
 
 impl DistanceConstraint {
@@ -59,6 +62,7 @@ mod tests {
                 damping: 0.0,
             },
             tear_length: f64::INFINITY,
+            diagonal: false,
         }
     }
 

@@ -244,6 +244,7 @@ impl ObjectPart<'_> {
         let (mesh, key) = (self.mesh, self.key);
         let recipe = Recipe {
             stretch: object.stretch.as_ref().map(|t| self.material(t)),
+            shear: object.shear.as_ref().map(|t| self.material(t)),
             tear_strain: object.stretch.as_ref().and_then(|t| t.tear_strain),
             bending: object.bending.as_ref().map(|t| {
                 let kind = match t.model {
@@ -300,6 +301,12 @@ impl ObjectPart<'_> {
             if object.stretch.is_none() {
                 warnings.push(format!("{key}.tets: without `stretch` nothing resists shear; add `stretch` for the edges"));
             }
+        }
+        let rigid_stretch = object.stretch.as_ref().is_some_and(|t| {
+            t.compliance.unwrap_or(0.0) == 0.0 && t.stiffness.unwrap_or(1.0) == 1.0
+        });
+        if rigid_stretch && object.shear.is_none() && mesh.faces().any(|f| f.len() > 3) {
+            warnings.push(format!("{key}.shear: the diagonals inside its faces of more than three sides share the rigid `stretch`, so the cloth cannot shear and is stretched where a body forces it to (a skirt on a leaning torso: 12 % edge strain); add `shear = {{ compliance = 1.0 }}` (docs/physics.md, \"Shear\")"));
         }
         if object.self_collision && object.stretch.is_none() && object.shape_matching.is_none() {
             warnings.push(format!("{key}.self_collision: without `stretch` nothing keeps the particles at their spacing and the cloth can pass through itself; add `stretch`"));

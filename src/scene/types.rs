@@ -192,6 +192,9 @@ pub struct Object {
     // Constraint kinds: a table switches a kind on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stretch: Option<Stretch>,
+    /// The diagonals that triangulate faces of more than three sides (quads): in-plane shear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shear: Option<Shear>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bending: Option<Bending>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -305,7 +308,7 @@ macro_rules! resistance {
     )*};
 }
 
-resistance!(Stretch, Bending, Volume, Tets, ShapeMatching);
+resistance!(Stretch, Shear, Bending, Volume, Tets, ShapeMatching);
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -362,6 +365,20 @@ impl Default for Volume {
             pressure: 1.0,
         }
     }
+}
+
+/// The diagonals inside faces of more than three sides, apart from `stretch`: a woven cloth
+/// resists stretch along its threads (a quad mesh's sides) far more than shear (its
+/// diagonals); with both rigid, a quad mesh cannot shear at all (docs/physics.md).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Shear {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compliance: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
 }
 
 /// Per-tetrahedron volume (soft bodies from TetGen meshes or a filled `box`).

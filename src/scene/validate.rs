@@ -427,11 +427,12 @@ fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Rep
             );
         }
     }
-    let tables: [(&str, Option<&dyn Resistance>); 5] = [
+    let tables: [(&str, Option<&dyn Resistance>); 6] = [
         (
             "stretch",
             object.stretch.as_ref().map(|t| t as &dyn Resistance),
         ),
+        ("shear", object.shear.as_ref().map(|t| t as &dyn Resistance)),
         (
             "bending",
             object.bending.as_ref().map(|t| t as &dyn Resistance),

@@ -118,6 +118,7 @@ mod tests {
                 rest_length: 1.0,
                 material: crate::constraints::Material::RIGID,
                 tear_length: f64::INFINITY,
+                diagonal: false,
             })
             .collect();
         let block = ConstraintBlock::new(items.clone(), &[1.0; 10]);
@@ -146,6 +147,7 @@ mod tests {
                 rest_length: 1.0,
                 material: crate::constraints::Material::RIGID,
                 tear_length: f64::INFINITY,
+                diagonal: false,
             })
             .collect();
         let block = ConstraintBlock::new(items.clone(), &[1.0; 71]);

@@ -268,7 +268,8 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
     let stretch = &model.stretch.items;
     let strain_parts = chunked(pool, stretch.len(), |range| {
         let mut maxima = ObjectMaxima::default();
-        for c in &stretch[range] {
+        // Edges of the user's mesh: a quad's diagonal stretching is shear, not edge strain.
+        for c in stretch[range].iter().filter(|c| !c.diagonal) {
             maxima.add(model.owner[c.particles[0] as usize], [c.strain(&p.x).abs()]);
         }
         maxima
