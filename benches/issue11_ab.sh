@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Interleaved A/B timing of several xpbd-sim binaries on the issue-11 workloads
+# (docs/benchmarks.md, "Issue 11: what each addition costs").
+#
+# Usage: benches/issue11_ab.sh LABEL=BINARY [LABEL=BINARY ...]
+#   e.g. benches/issue11_ab.sh A=/tmp/xpbd-A B=/tmp/xpbd-B C=/tmp/xpbd-C D=target/release/xpbd-sim
+# Environment: ROUNDS (default 5), RESULTS (default /tmp/issue11-ab), SCENES (default: this
+# checkout's scenes/; use one committed copy for all binaries), ONLY (run only the workloads
+# whose name contains this text), SUMMARY_ONLY=1 (redo the table from $RESULTS/runs.tsv).
+#
+# For every round and workload it runs each binary once, in the order given (A, B, C, D, A, B,
+# ...), so slow spells on a shared machine land on all binaries alike. Each run:
+#   /usr/bin/time -v BIN run SCENE --out /tmp/bench-out-LABEL --quiet --no-output --threads N
+# A failed run is kept in the raw rows with its exit code and left out of the medians.
+# Raw rows go to $RESULTS/runs.tsv; medians and fastest runs, with ratios to the first label
+# and to the label before it, to $RESULTS/summary.md.
+# Needs bash, jq, awk and GNU time.
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-5}
+RESULTS=${RESULTS:-/tmp/issue11-ab}
+SCENES=${SCENES:-$(cd "$(dirname "$0")/.." && pwd)/scenes}
+ONLY=${ONLY:-}
+
+[ $# -ge 1 ] || { sed -n '2,/^set -e/p' "$0" | sed '$d'; exit 2; }
+labels=(); bins=()
+for arg in "$@"; do
+    labels+=("${arg%%=*}"); bins+=("$(realpath "${arg#*=}")")
+done
+
+# name | threads | scene (relative to $SCENES) | extra arguments
+WORKLOADS=(
+    "skirt|2|skirt.toml|"
+    "body|2|body.toml|"
+    "drape-128|2|bench/drape-128.toml|"
+    "drape-128-t1|1|bench/drape-128.toml|"
+    "pile|2|pile.toml|"
+    "cloth-128-f24|2|bench/cloth-128.toml|--frames 24"
+)
+
+mkdir -p "$RESULTS"
+runs="$RESULTS/runs.tsv"
+if [ -z "${SUMMARY_ONLY:-}" ]; then
+printf 'workload\tround\tlabel\tsim_s\telapsed_s\tcpu_s\tmax_rss_kb\tmax_edge_strain\tmax_speed\texit\n' > "$runs"
+echo "load before: $(uptime)" | tee "$RESULTS/load.txt"
+
+for round in $(seq 1 "$ROUNDS"); do
+    for w in "${WORKLOADS[@]}"; do
+        IFS='|' read -r name threads scene extra <<< "$w"
+        [[ -z "$ONLY" || "$name" == *"$ONLY"* ]] || continue
+        for i in "${!labels[@]}"; do
+            label=${labels[$i]}; out=/tmp/bench-out-$label
+            rm -rf "$out"
+            status=0
+            # shellcheck disable=SC2086
+            /usr/bin/time -v -o "$RESULTS/time.txt" "${bins[$i]}" run "$SCENES/$scene" \
+                --out "$out" --quiet --no-output --threads "$threads" $extra || status=$?
+            elapsed=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
+                for (k = 1; k <= n; k++) s = s * 60 + p[k]; print s }' "$RESULTS/time.txt")
+            cpu=$(awk -F': ' '/(User|System) time \(seconds\)/ { s += $2 } END { print s }' "$RESULTS/time.txt")
+            rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$RESULTS/time.txt")
+            sim=NA; strain=NA; speed=NA
+            [ "$status" = 0 ] && read -r sim strain speed < <(jq -rs '
+                ([.[] | select(.type == "summary")] | last | .wall_seconds.simulation) as $s
+                | [.[] | select(.type == "frame")] as $f
+                | "\($s) \([$f[].max_edge_strain] | max) \([$f[].max_speed] | max)"' \
+                "$out/stats.jsonl")
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$round" "$label" "$sim" \
+                "$elapsed" "$cpu" "$rss" "$strain" "$speed" "$status" | tee -a "$runs"
+        done
+    done
+done
+echo "load after: $(uptime)" | tee -a "$RESULTS/load.txt"
+fi
+
+# Medians per workload and label; ratios of the median simulation seconds to the first label.
+awk -F'\t' -v first="${labels[0]}" -v all="${labels[*]}" '
+    function least(list,   a, n, i, m) {
+        n = split(list, a, " "); m = a[1]
+        for (i = 2; i <= n; i++) if (a[i] + 0 < m + 0) m = a[i]
+        return m
+    }
+    function median(list,   a, n, t, i, j) {
+        n = split(list, a, " ")
+        for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    NR == 1 || $10 != 0 { next }   # header, failed runs
+    {
+        k = $1 SUBSEP $3
+        if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+        if (!($1 in wseen)) { wseen[$1] = 1; works[++nw] = $1 }
+        sim[k] = sim[k] " " $4; el[k] = el[k] " " $5; cpu[k] = cpu[k] " " $6; rss[k] = rss[k] " " $7
+        strain[k] = $8; speed[k] = $9; n[k]++
+    }
+    END {
+        nl = split(all, lab, " "); for (i = 2; i <= nl; i++) prev[lab[i]] = lab[i - 1]
+        print "| workload | binary | runs | sim s (median) | vs " first " | vs previous | sim s (min) | min vs " first " | elapsed s | CPU s | max RSS MiB | max edge strain | max speed m/s |"
+        print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        for (i = 1; i <= nk; i++) {
+            split(order[i], p, SUBSEP); base = median(sim[p[1] SUBSEP first])
+            m = median(sim[order[i]])
+            vp = (p[2] in prev) ? sprintf("%.3f", m / median(sim[p[1] SUBSEP prev[p[2]]])) : "-"
+            lo = least(sim[order[i]])
+            printf "| %s | %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.2f | %.1f | %.4g | %.4g |\n", p[1], p[2], n[order[i]],
+                m, m / base, vp, lo, lo / least(sim[p[1] SUBSEP first]), median(el[order[i]]), median(cpu[order[i]]), median(rss[order[i]]) / 1024, strain[order[i]], speed[order[i]]
+        }
+    }' "$runs" | tee "$RESULTS/summary.md"
