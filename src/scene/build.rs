@@ -839,6 +839,46 @@ mod tests {
     }
 
     #[test]
+    fn a_quads_diagonal_takes_the_shear_material_and_is_left_out_of_strain() {
+        let dir = tempfile::tempdir().unwrap();
+        let mesh = dir.path().join("quad.obj");
+        std::fs::write(&mesh, "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n").unwrap();
+        let scene = |shear: &str| {
+            format!(
+                "[[object]]\nname = \"q\"\nmesh = {:?}\ndensity = 1.0\n\
+                 stretch = {{ compliance = 0.0 }}\n{shear}",
+                mesh.display().to_string()
+            )
+        };
+        let built = build_text(&scene("shear = { compliance = 0.5 }\n")).unwrap();
+        let edges = &built.model.stretch.items;
+        assert_eq!(edges.len(), 5);
+        for edge in edges {
+            let compliance = match edge.material {
+                Material::Compliant { compliance, .. } => compliance,
+                Material::Stiff { .. } => unreachable!("XPBD scene"),
+            };
+            let [a, b] = edge.particles;
+            let diagonal = (a, b) == (0, 2) || (a, b) == (2, 0);
+            assert_eq!(edge.diagonal, diagonal, "{a}-{b}");
+            assert_eq!(compliance, if diagonal { 0.5 } else { 0.0 }, "{a}-{b}");
+        }
+        assert!(!built.warnings.iter().any(|w| w.contains("shear")));
+        // Without the table the diagonal keeps stretch's material, and check says why.
+        let built = build_text(&scene("")).unwrap();
+        assert!(built
+            .model
+            .stretch
+            .items
+            .iter()
+            .all(|e| e.material == Material::RIGID));
+        assert!(built
+            .warnings
+            .iter()
+            .any(|w| w.contains(".shear: the diagonals")));
+    }
+
+    #[test]
     fn rope_mass_by_length_total_mass_and_pins() {
         let built = build_text(
             "[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [3.0, 0.0, 0.0], segments = 3 }\n\
