@@ -46,6 +46,9 @@ pub fn parse_obj_bytes(bytes: &[u8]) -> Result<Mesh> {
 
 /// Parses OBJ text. Errors read `line N: ...`; the caller adds the file name.
 pub fn parse_obj(text: &str) -> Result<Mesh> {
+    // A UTF-8 byte-order mark would glue itself to the first keyword (`\u{feff}v`), and that
+    // statement, an unknown one, would be skipped: vertex 0 lost, every index shifted.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = Reader {
         mesh: Mesh::new(),
         ..Reader::default()

@@ -93,7 +93,13 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         let offset = particles.len();
         let n = mesh.positions.len();
         if n == 0 {
-            bail!("{key}: the geometry has no vertices");
+            match &object.mesh {
+                Some(file) => bail!(
+                    "{key}: mesh `{}` has no vertices",
+                    super::load::quoted(file)
+                ),
+                None => bail!("{key}: the geometry has no vertices"),
+            }
         }
         let triangles = mesh.triangles();
         let masses = lumped_masses(&mesh, &triangles, object, &key, &mut warnings)?;

@@ -7,7 +7,7 @@
 //! they are checked exactly like keys written in the file.
 
 use super::types::SceneFile;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use std::path::{Path, PathBuf};
 
 /// A scene read from disk, with what the run log records about its source.
@@ -113,6 +113,11 @@ fn at_span(text: &str, offset: usize, key_path: &str, message: &str) -> anyhow::
 
 /// Longest source line an error shows whole, in characters.
 const MAX_SHOWN_LINE: usize = 100;
+
+/// `text` as a message quotes it: at most [`MAX_SHOWN_LINE`] characters, `…` where cut.
+pub fn quoted(text: &str) -> String {
+    shown_line(text, 1).0
+}
 
 /// The part of `line` an error shows: all of it when short, else [`MAX_SHOWN_LINE`]
 /// characters around 1-based `column` with `…` where it was cut. Returns the text and the
@@ -433,11 +438,17 @@ fn find_named<'a>(
 }
 
 fn parse_value(raw: &str) -> Result<toml::Value> {
-    if let Some(value) = toml::from_str::<toml::Table>(&format!("value = {raw}"))
-        .ok()
-        .and_then(|mut t| t.remove("value"))
-    {
-        return Ok(value);
+    if let Ok(mut table) = toml::from_str::<toml::Table>(&format!("value = {raw}")) {
+        // `3\nframes = 99` reads as a table of two keys: anything after the value is an
+        // error, not silently dropped.
+        ensure!(
+            table.len() == 1,
+            "`{}` is more than one TOML value: a --set value is a single value, with nothing after it",
+            shown_line(raw, 1).0
+        );
+        if let Some(value) = table.remove("value") {
+            return Ok(value);
+        }
     }
     let bare_word = raw.starts_with(|c: char| c.is_ascii_alphabetic())
         && raw

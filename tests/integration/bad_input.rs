@@ -224,3 +224,48 @@ fn a_closed_pipe_is_not_a_crash() {
         assert_eq!(status.code(), Some(0), "{args:?}");
     }
 }
+
+#[test]
+fn issue_12_an_obj_with_a_byte_order_mark_keeps_its_first_vertex() {
+    // A UTF-8 BOM glued to the first `v` made that statement unknown and dropped vertex 0:
+    // output vertex k was no longer input vertex k.
+    let ws = Workspace::new();
+    ws.write(
+        "bom.obj",
+        "\u{feff}v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 4 3\n",
+    );
+    let scene = "[simulation]\nframes = 1\n[[object]]\nname = \"m\"\nmesh = \"bom.obj\"\n\
+                 density = 1.0\n";
+    ws.run_ok(scene, &["--format", "obj"]);
+    let positions = obj_positions(&ws.out().join("m.0001.obj"));
+    assert_eq!(positions.len(), 4);
+    assert_eq!(positions[0], [0.0, 0.0, 0.0]);
+    assert_eq!(positions[3], [1.0, 1.0, 0.0]);
+}
+
+#[test]
+fn issue_12_a_mesh_without_vertices_is_named() {
+    let ws = Workspace::new();
+    ws.write("empty.obj", "# nothing here\n");
+    let scene = "[[object]]\nname = \"m\"\nmesh = \"empty.obj\"\ndensity = 1.0\n";
+    let output = ws.run(scene, &[]);
+    assert_refused(&output, "mesh `empty.obj` has no vertices", "empty mesh");
+    assert!(!ws.out().exists(), "nothing may be written");
+}
+
+#[test]
+fn issue_12_a_set_value_is_one_toml_value() {
+    // `--set $'simulation.fps=3\nframes = 99'` kept fps = 3 and dropped the rest silently.
+    let ws = Workspace::new();
+    let scene = "[[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\n\
+                 density = 1.0\n";
+    let output = ws.run(scene, &["--set", "simulation.fps=3\nframes = 99"]);
+    assert_refused(
+        &output,
+        "more than one TOML value",
+        "--set with a second key",
+    );
+    assert!(!ws.out().exists(), "nothing may be written");
+    // One value still works.
+    ws.run_ok(scene, &["--set", "simulation.fps=3", "--frames", "2"]);
+}
