@@ -4,6 +4,7 @@
 //! building the model.
 
 use super::types::*;
+use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::output::naming;
 use std::collections::BTreeSet;
 
@@ -54,6 +55,17 @@ pub fn validate(scene: &SceneFile) -> Report {
             &mut report,
         );
         check_keys(&object.keys, &format!("object[{k}]"), &mut report);
+        let speed = glam::DVec3::from(object.velocity).length();
+        if speed > scene.simulation.max_speed {
+            // Frame 1 writes the initial velocity: 1e300 m/s became `inf` in f32.
+            report.error(
+                format!("object[{k}].velocity"),
+                format!(
+                    "a speed of {speed:e} m/s exceeds simulation.max_speed = {} m/s",
+                    scene.simulation.max_speed
+                ),
+            );
+        }
         if let Some(target) = &object.pin_to {
             let key = format!("object[{k}].pin_to");
             if !collider_names.contains(target.as_str()) {
@@ -132,8 +144,21 @@ fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
     }
 }
 
-/// Keys must come in increasing frame order.
+/// Keys must come in increasing frame order, and move no farther than mesh coordinates may
+/// lie (±1e9 m): keys at 1e300 m wrote `inf` into the frame files.
 fn check_keys(keys: &[Key], key: &str, report: &mut Report) {
+    for (k, frame_key) in keys.iter().enumerate() {
+        if frame_key
+            .translate
+            .iter()
+            .any(|t| t.abs() > MAX_ABS_COORDINATE)
+        {
+            report.error(
+                format!("{key}.keys[{k}].translate"),
+                format!("must be within ±{MAX_ABS_COORDINATE:e} m on every axis"),
+            );
+        }
+    }
     for (k, pair) in keys.windows(2).enumerate() {
         if pair[1].frame <= pair[0].frame {
             report.error(

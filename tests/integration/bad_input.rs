@@ -269,3 +269,58 @@ fn issue_12_a_set_value_is_one_toml_value() {
     // One value still works.
     ws.run_ok(scene, &["--set", "simulation.fps=3", "--frames", "2"]);
 }
+
+#[test]
+fn issue_12_keys_and_velocities_that_would_overflow_are_refused() {
+    // Keys at 1e300 m and an initial velocity of 1e300 m/s wrote `inf` into the frames.
+    let ws = Workspace::new();
+    let cloth = "[[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\n\
+                 density = 1.0\n";
+    let keyed = format!(
+        "{cloth}pin = [0]\nkeys = [ {{ frame = 1, translate = [0.0, 0.0, 0.0] }}, \
+         {{ frame = 3, translate = [1e300, 0.0, 0.0] }} ]\n"
+    );
+    let output = ws.run(&keyed, &[]);
+    assert_refused(&output, "object[0].keys[1].translate", "keys at 1e300 m");
+    let fast = format!("{cloth}velocity = [1e300, 0.0, 0.0]\n");
+    let output = ws.run(&fast, &[]);
+    assert_refused(
+        &output,
+        "exceeds simulation.max_speed",
+        "velocity 1e300 m/s",
+    );
+    assert!(!ws.out().exists(), "nothing may be written");
+}
+
+#[test]
+fn issue_12_pinned_particles_carried_out_of_bounds_stop_the_run() {
+    // Within the key limit, but the placement plus the keys carry the pin past ±1e9 m: the
+    // divergence check skipped pinned particles, and 1e10 m passed silently. Now it stops
+    // (exit 1), keeps the whole frames before, and says where in plain scientific notation.
+    let ws = Workspace::new();
+    let scene = "[simulation]\nframes = 4\n\
+                 [[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\n\
+                 translate = [5e8, 0.0, 0.0]\ndensity = 1.0\npin = [0, 1, 2, 3]\n\
+                 keys = [ { frame = 1, translate = [0.0, 0.0, 0.0] }, \
+                 { frame = 3, translate = [9e8, 0.0, 0.0] } ]\n";
+    let output = ws.run(scene, &["--format", "obj", "--format", "ply"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is beyond"), "{stderr}");
+    let longest_digits = stderr
+        .split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        longest_digits < 25,
+        "a {longest_digits}-digit number: {stderr}"
+    );
+    for entry in std::fs::read_dir(ws.out()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "obj") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(!text.contains("inf") && !text.contains("NaN"), "{path:?}");
+        }
+    }
+}

@@ -356,7 +356,11 @@ impl Solver {
         let reason = if !p.x[i].is_finite() || !p.v[i].is_finite() {
             "position or velocity is not finite".to_string()
         } else if out_of_bounds(p.x[i]) {
-            format!("position {} is beyond ±{MAX_ABS_COORDINATE:e} m", p.x[i])
+            let x = p.x[i];
+            format!(
+                "position ({:e}, {:e}, {:e}) m is beyond ±{MAX_ABS_COORDINATE:e} m",
+                x.x, x.y, x.z
+            )
         } else {
             format!(
                 "speed {:.6e} m/s exceeds simulation.max_speed = {} m/s",
@@ -705,8 +709,13 @@ impl Frame<'_> {
         let mut first_bad = usize::MAX;
         for k in 0..x.len() {
             if inv_mass[k] == 0.0 {
-                // Pinned: still, or carried by its object's keys.
+                // Pinned: still, or carried by its object's keys or collider, which may carry
+                // it out of bounds (a collider keyed 1e300 m away wrote `inf`): checked too.
                 v[k] = (x[k] - x_prev[k]) / h;
+                let lost = !x[k].is_finite() || !v[k].is_finite() || out_of_bounds(x[k]);
+                if lost && first_bad == usize::MAX {
+                    first_bad = start + k;
+                }
                 continue;
             }
             let mut velocity = (x[k] - x_prev[k]) / h * damping;
