@@ -506,6 +506,18 @@ fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
     } else {
         &files[..1]
     };
+    // Only regular files (through any symlink): a device such as /dev/zero reads forever and a
+    // FIFO blocks forever. Their metadata is read without opening them.
+    for file in files {
+        if let Ok(metadata) = std::fs::metadata(file) {
+            if !metadata.is_file() {
+                bail!(
+                    "`{}` is not a regular file (a device, pipe or folder)",
+                    super::load::quoted(&file.display().to_string())
+                );
+            }
+        }
+    }
     let bytes: u64 = files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())

@@ -19,8 +19,26 @@ pub struct LoadedScene {
     pub file: SceneFile,
 }
 
+/// Largest scene file read, bytes (a scene is a few kilobytes of TOML).
+const MAX_SCENE_BYTES: u64 = 64 << 20;
+
 /// Reads the scene file at `path` and applies the `--set` overrides.
 pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedScene> {
+    // `check /dev/zero` read forever and a FIFO blocked: only regular files are read.
+    if let Ok(metadata) = std::fs::metadata(path) {
+        ensure!(
+            metadata.is_file(),
+            "cannot read scene {}: not a regular file (a device, pipe or folder)",
+            quoted(&path.display().to_string())
+        );
+        // Scenes are text of a few kilobytes; anything this large is not one.
+        ensure!(
+            metadata.len() <= MAX_SCENE_BYTES,
+            "cannot read scene {}: {} bytes is more than a scene file's {MAX_SCENE_BYTES}",
+            quoted(&path.display().to_string()),
+            metadata.len()
+        );
+    }
     let bytes =
         std::fs::read(path).with_context(|| format!("cannot read scene {}", path.display()))?;
     load_bytes(path, &bytes, overrides)

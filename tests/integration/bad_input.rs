@@ -324,3 +324,27 @@ fn issue_12_pinned_particles_carried_out_of_bounds_stop_the_run() {
         }
     }
 }
+
+#[test]
+fn issue_12_devices_and_pipes_are_refused_not_read() {
+    // A mesh symlinked to /dev/zero read forever (2.65 GB in 5 s), `check /dev/zero` too, and a
+    // FIFO blocked forever: only regular files are read.
+    let ws = Workspace::new();
+    std::os::unix::fs::symlink("/dev/zero", ws.path("zero.obj")).unwrap();
+    let scene = "[[object]]\nname = \"m\"\nmesh = \"zero.obj\"\ndensity = 1.0\n";
+    let output = ws.run(scene, &[]);
+    assert_refused(&output, "is not a regular file", "mesh on /dev/zero");
+    let fifo = ws.path("pipe.obj");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let scene = "[[object]]\nname = \"m\"\nmesh = \"pipe.obj\"\ndensity = 1.0\n";
+        let output = ws.run(scene, &[]);
+        assert_refused(&output, "is not a regular file", "mesh on a FIFO");
+    }
+    let output = Command::new(BIN)
+        .args(["check", "/dev/zero"])
+        .output()
+        .unwrap();
+    assert_refused(&output, "not a regular file", "check /dev/zero");
+    assert!(!ws.out().exists(), "nothing may be written");
+}
