@@ -18,6 +18,7 @@ use xpbd_sim::model::{kind_counts, Model};
 use xpbd_sim::output::checkpoint;
 use xpbd_sim::output::durable::check_writable;
 use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
+use xpbd_sim::output::lock::{FolderLock, LockError};
 use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
 use xpbd_sim::output::writer::BackgroundWriter;
 use xpbd_sim::scene::types::SceneFile;
@@ -129,6 +130,8 @@ pub struct Shot<'a> {
     start: Instant,
     setup: Duration,
     out_dir: PathBuf,
+    /// Held until the run ends: no other run writes into `out_dir` meanwhile.
+    _folder_lock: FolderLock,
     fingerprint: [u8; 32],
     frames: u64,
     start_frame: u64,
@@ -259,6 +262,10 @@ impl<'a> Shot<'a> {
             .with_context(|| format!("cannot create output directory {}", out_dir.display()))
             .map_err(Failure::Run)?;
         check_writable(&out_dir).map_err(Failure::Run)?;
+        let folder_lock = FolderLock::acquire(&out_dir).map_err(|e| match e {
+            LockError::InUse(e) => Failure::Input(e),
+            LockError::Io(e) => Failure::Run(e),
+        })?;
         let start_time = rfc3339_utc(
             SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
@@ -315,6 +322,7 @@ impl<'a> Shot<'a> {
             start,
             setup: start.elapsed(),
             out_dir,
+            _folder_lock: folder_lock,
             fingerprint,
             frames,
             start_frame,

@@ -1,11 +1,12 @@
 //! Writers: frame files ([`frame`]: OBJ, PLY, of each object's [`surface`]), the stats log ([`stats`]), output naming
 //! ([`naming`]), checkpoints for `--resume` ([`checkpoint`]), crash-safe file writes
-//! ([`durable`]) and the background thread that writes frames while the solver runs
+//! ([`durable`]), the lock that keeps one run per output folder ([`lock`]) and the background thread that writes frames while the solver runs
 //! ([`writer`]).
 
 pub mod checkpoint;
 pub mod durable;
 pub mod frame;
+pub mod lock;
 pub mod naming;
 pub mod stats;
 pub mod surface;

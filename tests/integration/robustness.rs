@@ -337,3 +337,55 @@ fn sigterm_stops_gracefully_and_a_second_signal_stops_at_once() {
         "it stopped at the frame boundary, not at once"
     );
 }
+
+#[test]
+fn issue_12_one_run_at_a_time_per_output_folder() {
+    // Two runs into one folder interleaved their frames and stats lines (one exited 0 with 63
+    // of its 200 frames from the other scene). The second is refused with exit 2 naming the
+    // holder; the lock goes with the holder, even when it is killed.
+    let ws = Workspace::new();
+    let slow = "[simulation]\nframes = 100000\n[[object]]\nname = \"c\"\n\
+                grid = { size = [1.0, 1.0], resolution = [60, 60] }\ndensity = 0.2\n\
+                pin = [0]\nstretch = {}\n";
+    let scene = ws.write("slow.toml", slow);
+    let mut first = Command::new(BIN)
+        .arg("run")
+        .arg(&scene)
+        .args(["--quiet", "--no-output", "--out"])
+        .arg(ws.out())
+        .spawn()
+        .unwrap();
+    let stats = ws.out().join("stats.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !stats.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = Command::new(BIN)
+        .arg("run")
+        .arg(&scene)
+        .args(["--quiet", "--no-output", "--frames", "2", "--out"])
+        .arg(ws.out())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(second.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is in use by another xpbd-sim run (pid "),
+        "{stderr}"
+    );
+    // The killed run's lock is gone with it.
+    let third = Command::new(BIN)
+        .arg("run")
+        .arg(&scene)
+        .args(["--quiet", "--no-output", "--frames", "2", "--out"])
+        .arg(ws.out())
+        .output()
+        .unwrap();
+    assert!(
+        third.status.success(),
+        "{}",
+        String::from_utf8_lossy(&third.stderr)
+    );
+}
