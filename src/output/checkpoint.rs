@@ -31,7 +31,7 @@ const KEEP: usize = 2;
 
 /// The folder checkpoints live in, inside the output directory.
 pub fn directory(out_dir: &Path) -> PathBuf {
-    out_dir.join("checkpoints")
+    out_dir.join(super::naming::CHECKPOINT_DIRECTORY)
 }
 
 fn file_name(frame: u64) -> String {

@@ -40,6 +40,10 @@ pub fn check_template(template: &str, object_count: usize) -> Result<(), String>
 
 /// Longest file name most file systems accept, bytes.
 const MAX_FILE_NAME: usize = 255;
+/// What the stats log's temporary file adds to its name: `.` + name + `.tmp`.
+const STATS_NAME_EXTRA: usize = 1 + 4;
+/// The folder in the output directory that holds the checkpoints (`super::checkpoint`).
+pub const CHECKPOINT_DIRECTORY: &str = "checkpoints";
 /// What a frame file name adds to the rendered stem at most: `.` + stem + `.obj` + `.tmp`.
 const FRAME_NAME_EXTRA: usize = 1 + 4 + 4;
 /// Above this many (object, frame) pairs the uniqueness check is not run exhaustively.
@@ -49,9 +53,24 @@ const MAX_NAMES_CHECKED: u64 = 2_000_000;
 /// file or a temporary file.
 pub fn check_stats_name(stats: &str) -> Result<(), String> {
     check_file_name(stats)?;
+    let shown = crate::scene::load::quoted(stats);
     if stats.starts_with('.') || [".obj", ".ply", ".tmp"].iter().any(|e| stats.ends_with(e)) {
         return Err(format!(
-            "`{stats}` must not start with `.` or end in .obj, .ply or .tmp (frame and temporary files do)"
+            "`{shown}` must not start with `.` or end in .obj, .ply or .tmp (frame and temporary files do)"
+        ));
+    }
+    // Rewritten crash-safely through `.NAME.tmp`: five bytes more than the name.
+    if stats.len() + STATS_NAME_EXTRA > MAX_FILE_NAME {
+        return Err(format!(
+            "`{shown}` is {} bytes; a stats file name may have at most {} (its temporary \
+             file adds {STATS_NAME_EXTRA})",
+            stats.len(),
+            MAX_FILE_NAME - STATS_NAME_EXTRA
+        ));
+    }
+    if stats == CHECKPOINT_DIRECTORY {
+        return Err(format!(
+            "`{shown}` is the folder the checkpoints go to; choose another name"
         ));
     }
     Ok(())
