@@ -102,7 +102,8 @@ pub struct RunArgs {
     /// Print errors only (no progress, no warnings, no summary).
     #[arg(long)]
     pub quiet: bool,
-    /// Simulate and write only the stats log (for benchmarking).
-    #[arg(long)]
+    /// Simulate and write only the stats log (for benchmarking). Refused together with
+    /// `--format`, which it would silently override.
+    #[arg(long, conflicts_with = "formats")]
     pub no_output: bool,
 }

@@ -348,3 +348,14 @@ fn issue_12_devices_and_pipes_are_refused_not_read() {
     assert_refused(&output, "not a regular file", "check /dev/zero");
     assert!(!ws.out().exists(), "nothing may be written");
 }
+
+#[test]
+fn issue_12_no_output_with_a_format_is_refused() {
+    // `--no-output --format ply` silently ignored the format.
+    let ws = Workspace::new();
+    let scene = "[[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\n\
+                 density = 1.0\n";
+    let output = ws.run(scene, &["--no-output", "--format", "ply"]);
+    assert_refused(&output, "cannot be used with", "--no-output --format");
+    assert!(!ws.out().exists(), "nothing may be written");
+}
