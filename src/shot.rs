@@ -39,6 +39,8 @@ struct RunRecord<'a> {
     objects: Vec<ObjectCount>,
     constraints: std::collections::BTreeMap<&'static str, usize>,
     start_time: String,
+    /// The process writing the cache (named when another run is refused the folder).
+    pid: u32,
 }
 
 /// The record a resumed run appends after the kept records of the interrupted one.
@@ -262,10 +264,11 @@ impl<'a> Shot<'a> {
             .with_context(|| format!("cannot create output directory {}", out_dir.display()))
             .map_err(Failure::Run)?;
         check_writable(&out_dir).map_err(Failure::Run)?;
-        let folder_lock = FolderLock::acquire(&out_dir).map_err(|e| match e {
-            LockError::InUse(e) => Failure::Input(e),
-            LockError::Io(e) => Failure::Run(e),
-        })?;
+        let folder_lock =
+            FolderLock::acquire(&out_dir, &file.output.stats).map_err(|e| match e {
+                LockError::InUse(e) => Failure::Input(e),
+                LockError::Io(e) => Failure::Run(e),
+            })?;
         let start_time = rfc3339_utc(
             SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
@@ -303,6 +306,7 @@ impl<'a> Shot<'a> {
                     objects: object_counts,
                     constraints: constraint_counts,
                     start_time,
+                    pid: std::process::id(),
                 };
                 stats.write(&run_record).map_err(Failure::Run)?;
                 stats

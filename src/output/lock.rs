@@ -1,82 +1,78 @@
-//! One run per output folder: an advisory lock on `DIR/.xpbd-sim.lock`, held for the whole
-//! run and released by the operating system when the process ends, however it ends (a crash
-//! or SIGKILL included), so a stale lock never blocks a later run.
+//! One run per output folder: an advisory lock (`flock`) on the output directory itself,
+//! held for the whole run and released by the operating system when the process ends,
+//! however it ends (a crash or SIGKILL included), so a stale lock never blocks a later run
+//! and no lock file is left in the cache.
 //!
 //! Two runs into one folder at once interleaved their frame files and stats lines (one
 //! exited 0 with 63 of its 200 frames from the other scene; issue 12). The second run is now
-//! refused with exit code 2, naming the process that holds the folder (its pid, written into
-//! the lock file). The lock file stays after the run: removing it would let a run that had
-//! already opened it and one that creates a new one both hold "the" lock.
+//! refused with exit code 2, naming the holder from the first line of its stats log (its
+//! process id, scene and start time).
 
-use anyhow::{Context, Result};
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, Write};
+use anyhow::Context;
+use std::fs::{File, TryLockError};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-
-/// The lock file's name inside the output folder.
-pub const LOCK_FILE: &str = ".xpbd-sim.lock";
 
 /// Holds the output folder until dropped (or the process ends).
 #[derive(Debug)]
 pub struct FolderLock {
-    _file: File,
+    _directory: File,
 }
 
 /// Why the folder could not be locked.
 pub enum LockError {
     /// Another run holds it: the message names it.
     InUse(anyhow::Error),
-    /// The lock file could not be opened or locked (an I/O error).
+    /// The directory could not be opened or locked (an I/O error).
     Io(anyhow::Error),
 }
 
 impl FolderLock {
-    /// Locks `dir` (which must exist) for this process.
-    pub fn acquire(dir: &Path) -> Result<FolderLock, LockError> {
-        let path = dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open the lock file {}", path.display()))
+    /// Locks `dir` (which must exist) for this process. `stats` is the name of the stats log
+    /// in it, read to name a holder.
+    pub fn acquire(dir: &Path, stats: &str) -> Result<FolderLock, LockError> {
+        let directory = File::open(dir)
+            .with_context(|| format!("cannot open the output directory {}", dir.display()))
             .map_err(LockError::Io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let holder = holder.trim();
-                let who = if holder.is_empty() {
-                    "another xpbd-sim run".to_string()
-                } else {
-                    format!(
-                        "another xpbd-sim run ({})",
-                        crate::scene::load::quoted(holder)
-                    )
-                };
-                return Err(LockError::InUse(anyhow::anyhow!(
-                    "output directory {} is in use by {who}: one run at a time per output \
-                     directory (choose another --out, or wait for it to finish)",
-                    dir.display()
-                )));
-            }
-            Err(TryLockError::Error(e)) => {
-                return Err(LockError::Io(
-                    anyhow::Error::new(e).context(format!("cannot lock {}", path.display())),
-                ))
-            }
+        match directory.try_lock() {
+            Ok(()) => Ok(FolderLock {
+                _directory: directory,
+            }),
+            Err(TryLockError::WouldBlock) => Err(LockError::InUse(anyhow::anyhow!(
+                "output directory {} is in use by {}: one run at a time per output directory \
+                 (choose another --out, or wait for it to finish)",
+                dir.display(),
+                holder(&dir.join(stats))
+            ))),
+            Err(TryLockError::Error(e)) => Err(LockError::Io(
+                anyhow::Error::new(e).context(format!("cannot lock {}", dir.display())),
+            )),
         }
-        let record = |file: &mut File| -> Result<()> {
-            file.set_len(0)?;
-            file.rewind()?;
-            writeln!(file, "pid {}", std::process::id())?;
-            Ok(())
-        };
-        record(&mut file)
-            .map_err(|e| LockError::Io(e.context(format!("cannot write {}", path.display()))))?;
-        Ok(FolderLock { _file: file })
+    }
+}
+
+/// Who holds the folder, from the `run` record its stats log starts with (a resumed run's
+/// log keeps the first run's record, so its pid may be the earlier process's).
+fn holder(stats: &Path) -> String {
+    let record = File::open(stats).ok().and_then(|file| {
+        // A run record is a few kilobytes; read at most 1 MiB of the first line.
+        let mut line = String::new();
+        BufReader::new(file.take(1 << 20))
+            .read_line(&mut line)
+            .ok()?;
+        serde_json::from_str::<serde_json::Value>(&line).ok()
+    });
+    let field = |name: &str| {
+        record
+            .as_ref()
+            .and_then(|r| r.get(name).cloned())
+            .map(|v| crate::scene::load::quoted(&v.to_string()))
+    };
+    match (field("pid"), field("scene"), field("start_time")) {
+        (Some(pid), Some(scene), Some(start)) => {
+            format!("another xpbd-sim run (pid {pid}, scene {scene}, started {start})")
+        }
+        _ => "another xpbd-sim run".to_string(),
     }
 }
 
@@ -87,18 +83,24 @@ mod tests {
     #[test]
     fn a_second_lock_on_one_folder_is_refused_until_the_first_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
-        let first = FolderLock::acquire(dir.path()).ok().expect("first lock");
-        match FolderLock::acquire(dir.path()) {
+        std::fs::write(
+            dir.path().join("stats.jsonl"),
+            "{\"type\":\"run\",\"pid\":42,\"scene\":\"a.toml\",\"start_time\":\"T\"}\n",
+        )
+        .unwrap();
+        let first = FolderLock::acquire(dir.path(), "stats.jsonl")
+            .ok()
+            .expect("first lock");
+        match FolderLock::acquire(dir.path(), "stats.jsonl") {
             Err(LockError::InUse(e)) => {
                 let message = format!("{e:#}");
-                assert!(
-                    message.contains(&format!("pid {}", std::process::id())),
-                    "{message}"
-                );
+                assert!(message.contains("(pid 42, scene \"a.toml\""), "{message}");
             }
             _ => panic!("the folder was locked twice"),
         }
         drop(first);
-        assert!(FolderLock::acquire(dir.path()).is_ok());
+        assert!(FolderLock::acquire(dir.path(), "stats.jsonl").is_ok());
+        // No file is left in the folder.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

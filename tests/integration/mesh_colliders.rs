@@ -11,7 +11,13 @@ fn box_obj(center: [f64; 3], size: [f64; 3]) -> String {
             |axis: usize| center[axis] + size[axis] * if k >> axis & 1 == 1 { 0.5 } else { -0.5 };
         text.push_str(&format!("v {} {} {}\n", corner(0), corner(1), corner(2)));
     }
-    // Corner k: bit 0 = +x, bit 1 = +y, bit 2 = +z (1-based in OBJ). Quads wound outward.
+    text + &box_faces()
+}
+
+/// The faces of an OBJ box whose corner k (1-based) has bit 0 = +x, bit 1 = +y, bit 2 = +z:
+/// each quad as two triangles, wound outward.
+fn box_faces() -> String {
+    let mut text = String::new();
     for [a, b, c, d] in [
         [1, 3, 4, 2],
         [5, 6, 8, 7],
@@ -230,17 +236,7 @@ fn write_swaying_cube(ws: &Workspace) {
             );
             text += &format!("v {} {} {}\n", x + 0.1 * wave, y + 0.35, z);
         }
-        for [a, b, c, d] in [
-            [1, 3, 4, 2],
-            [5, 6, 8, 7],
-            [1, 2, 6, 5],
-            [3, 7, 8, 4],
-            [1, 5, 7, 3],
-            [2, 4, 8, 6],
-        ] {
-            text += &format!("f {a} {b} {c}\nf {a} {c} {d}\n");
-        }
-        ws.write(&format!("anim/cube.{frame:04}.obj"), &text);
+        ws.write(&format!("anim/cube.{frame:04}.obj"), &(text + &box_faces()));
     }
 }
 

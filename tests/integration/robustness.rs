@@ -360,13 +360,16 @@ fn issue_12_one_run_at_a_time_per_output_folder() {
     while !stats.exists() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let second = Command::new(BIN)
-        .arg("run")
-        .arg(&scene)
-        .args(["--quiet", "--no-output", "--frames", "2", "--out"])
-        .arg(ws.out())
-        .output()
-        .unwrap();
+    let short_run = || {
+        Command::new(BIN)
+            .arg("run")
+            .arg(&scene)
+            .args(["--quiet", "--no-output", "--frames", "2", "--out"])
+            .arg(ws.out())
+            .output()
+            .unwrap()
+    };
+    let second = short_run();
     let stderr = String::from_utf8_lossy(&second.stderr);
     first.kill().unwrap();
     first.wait().unwrap();
@@ -376,13 +379,7 @@ fn issue_12_one_run_at_a_time_per_output_folder() {
         "{stderr}"
     );
     // The killed run's lock is gone with it.
-    let third = Command::new(BIN)
-        .arg("run")
-        .arg(&scene)
-        .args(["--quiet", "--no-output", "--frames", "2", "--out"])
-        .arg(ws.out())
-        .output()
-        .unwrap();
+    let third = short_run();
     assert!(
         third.status.success(),
         "{}",
