@@ -86,13 +86,21 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// Parses scene text. Errors start with `line:col: ` (the caller puts the file in front).
 pub fn parse(text: &str) -> Result<SceneFile> {
     let document = toml::de::DeTable::parse(text).map_err(|e| located(text, &e, ""))?;
-    if let Some((key, span, written)) = first_non_finite(document.get_ref(), "") {
-        return Err(at_span(
-            text,
-            span.start,
-            &key,
-            &format!("{written} is not a finite number"),
-        ));
+    if let Some((key, span, message)) = first_refused_value(document.get_ref(), "") {
+        return Err(at_span(text, span.start, &key, &message));
+    }
+    // `[[simulation]]` read as "invalid type: map, expected a number": say what it is.
+    for (key, value) in document.get_ref().iter() {
+        let name = key.get_ref();
+        let single = ["simulation", "output", "collision", "gates"].contains(&name.as_ref());
+        if single && matches!(value.get_ref(), toml::de::DeValue::Array(_)) {
+            return Err(at_span(
+                text,
+                key.span().start,
+                name,
+                &format!("is one table: write `[{name}]`, not `[[{name}]]`"),
+            ));
+        }
     }
     let deserializer = toml::Deserializer::from(document);
     let file: SceneFile = serde_path_to_error::deserialize(deserializer).map_err(|e| {
@@ -197,7 +205,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize, &str) {
 }
 
 /// The first `nan`/`inf` in a parsed document: its key path, span and spelling.
-fn first_non_finite(
+fn first_refused_value(
     table: &toml::de::DeTable<'_>,
     path: &str,
 ) -> Option<(String, std::ops::Range<usize>, String)> {
@@ -207,11 +215,13 @@ fn first_non_finite(
         } else {
             format!("{path}.{}", key.get_ref())
         };
-        non_finite_value(value, child)
+        refused_value(value, child)
     })
 }
 
-fn non_finite_value(
+/// A value no scene key takes: NaN or an infinity, or a date-time (which serde would only
+/// call "invalid type: map"); its key path, span and what to say.
+fn refused_value(
     value: &toml::Spanned<toml::de::DeValue<'_>>,
     path: String,
 ) -> Option<(String, std::ops::Range<usize>, String)> {
@@ -220,20 +230,37 @@ fn non_finite_value(
         DeValue::Float(f) => {
             let written = f.as_str();
             let finite = written.parse::<f64>().is_ok_and(f64::is_finite);
-            (!finite).then(|| (path, value.span(), written.to_string()))
+            (!finite).then(|| {
+                (
+                    path,
+                    value.span(),
+                    format!("{written} is not a finite number"),
+                )
+            })
         }
-        DeValue::Table(table) => first_non_finite(table, &path),
+        DeValue::Datetime(when) => Some((path, value.span(), date_time_message(when))),
+        DeValue::Table(table) => first_refused_value(table, &path),
         DeValue::Array(items) => items
             .iter()
             .enumerate()
-            .find_map(|(k, item)| non_finite_value(item, format!("{path}[{k}]"))),
+            .find_map(|(k, item)| refused_value(item, format!("{path}[{k}]"))),
         _ => None,
     }
 }
 
-/// Refuses NaN and infinities anywhere in the document; the error starts with the key path.
+/// What to say of a date-time where a scene value was expected.
+fn date_time_message(when: &impl std::fmt::Display) -> String {
+    format!(
+        "`{}` is a TOML date-time; no scene key takes one",
+        quoted(&when.to_string())
+    )
+}
+
+/// Refuses NaN, infinities and date-times anywhere in the document; the error starts with
+/// the key path.
 fn check_finite(value: &toml::Value, path: &str) -> Result<()> {
     match value {
+        toml::Value::Datetime(when) => bail!("{path}: {}", date_time_message(when)),
         toml::Value::Float(f) if !f.is_finite() => {
             let written = match f {
                 f if f.is_nan() => "nan",

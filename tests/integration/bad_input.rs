@@ -359,3 +359,12 @@ fn issue_12_no_output_with_a_format_is_refused() {
     assert_refused(&output, "cannot be used with", "--no-output --format");
     assert!(!ws.out().exists(), "nothing may be written");
 }
+
+#[test]
+fn issue_12_a_date_time_in_a_set_value_is_named() {
+    let ws = Workspace::new();
+    let scene = "[[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\n\
+                 density = 1.0\n";
+    let output = ws.run(scene, &["--set", "simulation.fps=1979-05-27"]);
+    assert_refused(&output, "is a TOML date-time", "--set with a date");
+}
