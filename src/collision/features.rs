@@ -225,44 +225,44 @@ impl FeatureContacts {
         margin: f64,
     ) -> Option<Sample> {
         let interior = |u: f64| u > 0.0 && u < 1.0;
-        match pair {
+        let pose = posed[pair.collider()].mesh?;
+        // The sample and the point of the collider's feature nearest it.
+        let (sample, feature) = match pair {
             Pair::VertexTriangle(c, v, t) => {
-                let pose = posed[c as usize].mesh?;
                 let q = pose.end[v as usize];
                 let triangle = self.triangles[t as usize];
                 let [a, b, d] = triangle.map(|k| x[k as usize]);
-                let (point, weights) = closest_on_triangle(q, a, b, d);
+                let (_, weights) = closest_on_triangle(q, a, b, d);
                 let sample = Sample {
                     collider: c as usize,
                     particles: triangle,
                     weights,
                 };
-                let reach =
-                    2.0 * margin + pose.max_motion + sample.at(x).distance(sample.at(x_prev));
-                (point.distance(q) <= reach).then_some(sample)
+                (sample, q)
             }
             Pair::EdgeEdge(c, e, f) => {
-                let pose = posed[c as usize].mesh?;
-                let end = &pose.end;
-                let [q0, q1] = self.collider_edges[c as usize].0[e as usize];
+                let [q0, q1] =
+                    self.collider_edges[c as usize].0[e as usize].map(|v| pose.end[v as usize]);
                 let cloth = self.edges[f as usize];
                 let [p0, p1] = cloth.map(|k| x[k as usize]);
-                let (q0, q1) = (end[q0 as usize], end[q1 as usize]);
                 let (s, t) = closest_parameters(p0, p1, q0, q1);
+                if !(interior(s) && interior(t)) {
+                    return None;
+                }
                 let sample = Sample {
                     collider: c as usize,
                     particles: [cloth[0], cloth[1], cloth[0]],
                     weights: [1.0 - s, s, 0.0],
                 };
-                let reach =
-                    2.0 * margin + pose.max_motion + sample.at(x).distance(sample.at(x_prev));
-                let near = p0.lerp(p1, s).distance(q0.lerp(q1, t)) <= reach;
-                (near && interior(s) && interior(t)).then_some(sample)
+                (sample, q0.lerp(q1, t))
             }
-        }
+        };
+        let at = sample.at(x);
+        let reach = 2.0 * margin + pose.max_motion + at.distance(sample.at(x_prev));
+        (at.distance(feature) <= reach).then_some(sample)
     }
 
-    /// Projects every pair once, in their sorted order (one thread: pairs share particles).
+    /// Projects every pair once, in the order listed (one thread: pairs share particles).
     /// `margin(c)` is the contact distance with collider `c`.
     pub fn solve(
         &mut self,

@@ -284,6 +284,12 @@ impl Collider {
         }
     }
 
+    /// The contact distance between this collider's surface and a particle's centre: the
+    /// particle radius (`collision.thickness`) plus the collider's own `thickness`.
+    pub fn contact_margin(&self, particle_radius: f64) -> f64 {
+        particle_radius + self.thickness
+    }
+
     pub fn pose(&self, time: f64) -> Pose {
         self.animation
             .as_ref()

@@ -169,7 +169,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
                 sums.momentum += p.v[i] * p.mass[i];
                 if collides[i] {
                     for posed in &posed {
-                        let margin = model.params.particle_radius + posed.collider.thickness;
+                        let margin = posed.collider.contact_margin(model.params.particle_radius);
                         if let Some((distance, _, _)) = posed.distance(p.x[i], 2.0 * margin) {
                             penetration = penetration.max(margin - distance);
                         }

@@ -88,7 +88,7 @@ impl Frame<'_> {
         let collides = &self.collides[range];
         for k in (0..x.len()).filter(|&k| collides[k]) {
             for (c, posed) in posed.iter().enumerate() {
-                let margin = radius + posed.collider.thickness;
+                let margin = posed.collider.contact_margin(radius);
                 if let Some((normal, surface)) =
                     resolve_contact(posed, margin, &mut x[k], x_prev[k])
                 {
@@ -102,7 +102,7 @@ impl Frame<'_> {
 
     /// The contact distance with collider `c`: particle radius plus its thickness.
     fn collider_margin(&self, c: usize) -> f64 {
-        self.params.particle_radius + self.colliders[c].thickness
+        self.colliders[c].contact_margin(self.params.particle_radius)
     }
 
     /// Thread 0 lists the substep's collider-feature pairs while the others wait.
@@ -122,7 +122,7 @@ impl Frame<'_> {
         self.barrier.wait();
     }
 
-    /// Thread 0 projects the collider-feature pairs, in their sorted order, while the others
+    /// Thread 0 projects the collider-feature pairs, in the order listed, while the others
     /// wait.
     pub(super) fn solve_feature_contacts(&self, t: usize, posed: &[PosedCollider]) {
         if !self.has_feature_contacts {

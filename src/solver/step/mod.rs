@@ -226,7 +226,7 @@ impl Solver {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .penetrations(&self.posed_colliders(), &self.model.particles.x, |c| {
-                radius + colliders[c].thickness
+                colliders[c].contact_margin(radius)
             })
     }
 
