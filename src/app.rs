@@ -9,6 +9,7 @@ use std::path::Path;
 use xpbd_sim::diff::{compare_caches, DiffReport, Side};
 use xpbd_sim::gates::limits;
 use xpbd_sim::model::kind_counts;
+use xpbd_sim::quote::shown_path;
 use xpbd_sim::scene::build::{build, human_bytes, Built};
 use xpbd_sim::scene::load::{gate_override, load, LoadedScene};
 use xpbd_sim::scene::types::SceneFile;
@@ -169,12 +170,12 @@ fn prepare(
         let list: Vec<String> = report.errors.iter().map(|e| format!("  {e}")).collect();
         return Err(Failure::Input(anyhow!(
             "invalid scene {}:\n{}",
-            path.display(),
+            shown_path(path),
             list.join("\n")
         )));
     }
     let built = build(&scene)
-        .with_context(|| format!("invalid scene {}", path.display()))
+        .with_context(|| format!("invalid scene {}", shown_path(path)))
         .map_err(Failure::Input)?;
     let mut warnings = report.warnings;
     warnings.extend(built.warnings.iter().cloned());

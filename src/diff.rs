@@ -11,6 +11,7 @@
 use crate::mesh::obj::read_obj;
 use crate::mesh::ply::read_ply;
 use crate::mesh::Mesh;
+use crate::quote::shown_path;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -151,17 +152,17 @@ impl FrameFile {
 fn frame_files(dir: &Path) -> Result<Vec<FrameFile>> {
     match std::fs::metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!("directory {} does not exist", dir.display())
+            bail!("directory {} does not exist", shown_path(dir))
         }
-        Err(e) => bail!("cannot read directory {}: {e}", dir.display()),
-        Ok(metadata) if !metadata.is_dir() => bail!("{} is not a directory", dir.display()),
+        Err(e) => bail!("cannot read directory {}: {e}", shown_path(dir)),
+        Ok(metadata) if !metadata.is_dir() => bail!("{} is not a directory", shown_path(dir)),
         Ok(_) => {}
     }
     let mut files = Vec::new();
     let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", shown_path(dir)))?;
     for entry in entries {
-        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+        let entry = entry.with_context(|| format!("cannot list {}", shown_path(dir)))?;
         let path = entry.path();
         if let Some(format) = frame_format(&path).filter(|_| !path.is_dir()) {
             files.push(FrameFile {

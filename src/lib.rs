@@ -14,5 +14,6 @@ pub mod generate;
 pub mod mesh;
 pub mod model;
 pub mod output;
+pub mod quote;
 pub mod scene;
 pub mod solver;

@@ -21,6 +21,7 @@ use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
 use xpbd_sim::output::lock::{FolderLock, LockError};
 use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
 use xpbd_sim::output::writer::BackgroundWriter;
+use xpbd_sim::quote::shown_path;
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
 use xpbd_sim::solver::step::{Divergence, Solver};
@@ -246,14 +247,16 @@ impl<'a> Shot<'a> {
                 return Err(Failure::Input(anyhow!(
                     "nothing to resume in {}: no checkpoint whose frames are all done (checkpoints \
                      are written every output.checkpoint_every = {} frames into {})",
-                    out_dir.display(),
+                    shown_path(&out_dir),
                     file.output.checkpoint_every,
-                    checkpoint::directory(&out_dir).display()
+                    shown_path(&checkpoint::directory(&out_dir))
                 )));
             };
             solver
                 .restore_state(&state)
-                .with_context(|| format!("checkpoint {} does not fit this scene", path.display()))
+                .with_context(|| {
+                    format!("checkpoint {} does not fit this scene", shown_path(&path))
+                })
                 .map_err(Failure::Input)?;
             Some((path, frame))
         } else {
@@ -261,7 +264,7 @@ impl<'a> Shot<'a> {
         };
 
         std::fs::create_dir_all(&out_dir)
-            .with_context(|| format!("cannot create output directory {}", out_dir.display()))
+            .with_context(|| format!("cannot create output directory {}", shown_path(&out_dir)))
             .map_err(Failure::Run)?;
         check_writable(&out_dir).map_err(Failure::Run)?;
         let folder_lock =
@@ -501,7 +504,7 @@ impl<'a> Shot<'a> {
                 "stopped by {} after frame {frame}; a checkpoint is in {}: continue with \
                  `xpbd-sim run {} --resume` and the same output directory",
                 signal.name(),
-                checkpoint::directory(&out_dir).display(),
+                shown_path(&checkpoint::directory(&out_dir)),
                 args.scene.display()
             );
             let _ = stats.write(&summary("interrupted", Some(message.clone()), None));
@@ -517,7 +520,7 @@ impl<'a> Shot<'a> {
                 d.vertex,
                 d.reason,
                 frame - 1,
-                out_dir.display()
+                shown_path(&out_dir)
             );
             let record = DivergenceRecord {
                 frame,
@@ -547,7 +550,7 @@ impl<'a> Shot<'a> {
                 "wrote {written} frames of {objects} object{} to {} in {:.2} s (simulation {:.2} s, \
                  writing {:.2} s on its own thread, {} threads)",
                 if objects == 1 { "" } else { "s" },
-                out_dir.display(),
+                shown_path(&out_dir),
                 start.elapsed().as_secs_f64(),
                 simulation.as_secs_f64(),
                 report.busy.as_secs_f64(),
@@ -564,7 +567,7 @@ impl<'a> Shot<'a> {
             broken.len(),
             gate_results.len(),
             if gate_results.len() == 1 { "" } else { "s" },
-            out_dir.display()
+            shown_path(&out_dir)
         );
         for gate in broken {
             say!(

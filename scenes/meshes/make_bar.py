@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Writes bar.node / bar.ele: a 0.6 x 0.1 x 0.1 m bar of tetrahedra in TetGen format (1-based
 indices, as TetGen writes them), 7 x 2 x 2 lattice points, six tetrahedra per cell (Kuhn
-split). Run from this folder: python3 make_bar.py"""
+split), every one positively oriented (TetGen writes one orientation throughout; xpbd-sim warns
+about a tetrahedron turned against the rest). Run from this folder: python3 make_bar.py"""
 
 nx, ny, nz = 7, 2, 2
 size = (0.6, 0.1, 0.1)
 index = lambda i, j, k: (k * ny + j) * nx + i
 points = [((i / (nx - 1) - 0.5) * size[0], (j / (ny - 1) - 0.5) * size[1], (k / (nz - 1) - 0.5) * size[2])
           for k in range(nz) for j in range(ny) for i in range(nx)]
-kuhn = [(0, 1, 3, 7), (0, 1, 5, 7), (0, 2, 3, 7), (0, 2, 6, 7), (0, 4, 5, 7), (0, 4, 6, 7)]
+# Each walks from corner 0 to corner 7 along the axes in some order; those whose order is an odd
+# permutation of x, y, z have their last two corners swapped to turn them positive.
+kuhn = [(0, 1, 3, 7), (0, 1, 7, 5), (0, 2, 7, 3), (0, 2, 6, 7), (0, 4, 5, 7), (0, 4, 7, 6)]
 tets = []
 for k in range(nz - 1):
     for j in range(ny - 1):

@@ -7,6 +7,7 @@ pub mod obj;
 pub mod ply;
 pub mod primitives;
 pub mod tetgen;
+pub mod text;
 pub mod tube;
 
 pub use normals::vertex_normals;

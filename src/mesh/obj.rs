@@ -21,6 +21,7 @@
 //!   ([`Mesh::corner_smoothing`]); the normals themselves are recomputed every frame.
 
 use super::{CornerUvs, Mesh, MAX_POLYGON_VERTICES, MAX_VERTICES};
+use crate::quote::{quoted, shown_path};
 use anyhow::{bail, Context, Result};
 use glam::DVec3;
 use std::collections::BTreeMap;
@@ -34,21 +35,17 @@ pub const MAX_SEAMED_CORNERS: usize = 127;
 pub const MAX_ABS_COORDINATE: f64 = 1e9;
 
 pub fn read_obj(path: &Path) -> Result<Mesh> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    parse_obj_bytes(&bytes).with_context(|| format!("invalid OBJ file {}", path.display()))
+    let text = super::text::read(path)?;
+    parse_obj(&text).with_context(|| format!("invalid OBJ file {}", shown_path(path)))
 }
 
-/// Parses a whole OBJ file held in memory; bytes that are not UTF-8 become U+FFFD (and so
-/// fail where a number or index was expected).
+/// Parses a whole OBJ file held in memory, as [`super::text::decode`] reads text.
 pub fn parse_obj_bytes(bytes: &[u8]) -> Result<Mesh> {
-    parse_obj(&String::from_utf8_lossy(bytes))
+    parse_obj(&super::text::decode(bytes)?)
 }
 
 /// Parses OBJ text. Errors read `line N: ...`; the caller adds the file name.
 pub fn parse_obj(text: &str) -> Result<Mesh> {
-    // A UTF-8 byte-order mark would glue itself to the first keyword (`\u{feff}v`), and that
-    // statement, an unknown one, would be skipped: vertex 0 lost, every index shifted.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = Reader {
         mesh: Mesh::new(),
         ..Reader::default()
@@ -118,7 +115,8 @@ impl Reader {
             "vp" | "o" | "g" | "usemtl" | "mtllib" | "p" => {}
             other => {
                 self.skipped_count += 1;
-                self.skipped.get_or_insert((line_number, other.to_string()));
+                self.skipped
+                    .get_or_insert_with(|| (line_number, quoted(other)));
             }
         }
         Ok(())
@@ -299,7 +297,7 @@ fn read_numbers<'a, const N: usize>(
 pub fn parse_coordinate(word: &str) -> Result<f64> {
     let value: f64 = word
         .parse()
-        .map_err(|_| anyhow::anyhow!("`{word}` is not a number"))?;
+        .map_err(|_| anyhow::anyhow!("`{}` is not a number", quoted(word)))?;
     check_coordinate(value)?;
     Ok(value)
 }
@@ -318,7 +316,7 @@ fn resolve_index(word: Option<&str>, count: usize, what: &str) -> Result<u32> {
         .context(format!("missing {what} index"))?;
     let index: i64 = word
         .parse()
-        .map_err(|_| anyhow::anyhow!("`{word}` is not a {what} index"))?;
+        .map_err(|_| anyhow::anyhow!("`{}` is not a {what} index", quoted(word)))?;
     let resolved = match index {
         0 => bail!("{what} index 0 (OBJ indices start at 1)"),
         i if i > 0 => i - 1,
@@ -437,6 +435,15 @@ mod tests {
         let mesh = read_obj(&path).unwrap();
         assert_eq!(mesh.face_count(), 1);
         assert!(mesh.warnings.is_empty(), "{:?}", mesh.warnings);
+    }
+
+    #[test]
+    fn megabyte_statements_are_quoted_short() {
+        let junk = "x".repeat(1 << 20);
+        let mesh = parse_obj(&format!("v 0 0 0\n{junk} 1 2\n")).unwrap();
+        assert!(mesh.warnings[0].len() < 200, "{}", mesh.warnings[0]);
+        let error = format!("{:#}", parse_obj(&format!("v {junk} 0 0\n")).unwrap_err());
+        assert!(error.len() < 200, "{error}");
     }
 
     #[test]

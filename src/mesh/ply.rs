@@ -10,6 +10,7 @@
 
 use super::obj::check_coordinate;
 use super::{Mesh, MAX_POLYGON_VERTICES, MAX_VERTICES};
+use crate::quote::{quoted, shown_path};
 use anyhow::{anyhow, bail, Context, Result};
 use glam::DVec3;
 use ply_rs_bw::parser::Parser;
@@ -17,12 +18,14 @@ use ply_rs_bw::ply::{ElementDef, Encoding, Property, PropertyAccess, PropertyTyp
 use std::path::Path;
 
 pub fn read_ply(path: &Path) -> Result<Mesh> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    parse_ply(&bytes).with_context(|| format!("invalid PLY file {}", path.display()))
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read {}", shown_path(path)))?;
+    parse_ply(&bytes).with_context(|| format!("invalid PLY file {}", shown_path(path)))
 }
 
 /// Parses a whole PLY file held in memory.
 pub fn parse_ply(bytes: &[u8]) -> Result<Mesh> {
+    check_unique_declarations(bytes)?;
     let mut rest = bytes;
     let header = Parser::<Ignored>::new()
         .read_header(&mut rest)
@@ -220,28 +223,63 @@ fn ply_message(error: &std::io::Error, in_header: bool) -> String {
     };
     for part in parts {
         let part = part.trim_end_matches([',', ' ']);
-        if let Some(quoted) = part
+        if let Some(quoted_text) = part
             .strip_prefix("String: ")
             .or_else(|| part.strip_prefix("Value: "))
         {
-            let quoted = quoted.trim_matches('\'').trim_end();
-            message = format!("{} `{}`", message.trim_end_matches('.'), clip(quoted));
+            let quoted_text = quoted_text.trim_matches('\'').trim_end();
+            message = format!(
+                "{} `{}`",
+                message.trim_end_matches('.'),
+                quoted(quoted_text)
+            );
         } else if let Some(detail) = part.strip_prefix("Error: ") {
             if !detail.starts_with("ParseError {") {
-                message = format!("{message} ({})", clip(detail));
+                message = format!("{message} ({})", quoted(detail));
             }
         }
     }
     message
 }
 
-/// At most 200 characters of `text`, for quoting input in a message.
-fn clip(text: &str) -> String {
-    const MAX: usize = 200;
-    match text.char_indices().nth(MAX) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
+/// Refuses a header that declares an element, or a property of one element, twice: the
+/// parser keeps such declarations in a map by name, so the last one would silently stand for
+/// both while the payload still holds both.
+fn check_unique_declarations(bytes: &[u8]) -> Result<()> {
+    let mut elements = std::collections::BTreeSet::new();
+    let mut properties = std::collections::BTreeSet::new();
+    let mut element = String::new();
+    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = String::from_utf8_lossy(line);
+        let mut words = line.split_ascii_whitespace();
+        match words.next() {
+            Some("element") => {
+                element = words.next().unwrap_or_default().to_string();
+                properties.clear();
+                if !elements.insert(element.clone()) {
+                    bail!(
+                        "header: line {}: `element {}` is declared twice",
+                        index + 1,
+                        quoted(&element)
+                    );
+                }
+            }
+            Some("property") => {
+                let name = words.last().unwrap_or_default().to_string();
+                if !properties.insert(name.clone()) {
+                    bail!(
+                        "header: line {}: property `{}` of `element {}` is declared twice",
+                        index + 1,
+                        quoted(&name),
+                        quoted(&element)
+                    );
+                }
+            }
+            Some("end_header") => break,
+            _ => {}
+        }
     }
+    Ok(())
 }
 
 /// Vertex properties the reader uses: position, then the texture coordinate pairs in order of

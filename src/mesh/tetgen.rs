@@ -8,24 +8,20 @@
 
 use super::obj::parse_coordinate;
 use super::{Mesh, MAX_VERTICES};
+use crate::quote::shown_path;
 use anyhow::{bail, Context, Result};
 use glam::DVec3;
 use std::path::Path;
 
 pub fn read_tetgen(node_path: &Path) -> Result<Mesh> {
     let ele_path = node_path.with_extension("ele");
-    let read = |path: &Path| {
-        std::fs::read(path)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .with_context(|| format!("cannot read {}", path.display()))
-    };
-    let nodes = read(node_path)?;
-    let elements = read(&ele_path)?;
+    let nodes = super::text::read(node_path)?;
+    let elements = super::text::read(&ele_path)?;
     parse_tetgen(&nodes, &elements).with_context(|| {
         format!(
             "invalid TetGen mesh {} / {}",
-            node_path.display(),
-            ele_path.display()
+            shown_path(node_path),
+            shown_path(&ele_path)
         )
     })
 }
@@ -109,6 +105,7 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
         );
     }
     mesh.tets.reserve(tet_count);
+    let mut tet_lines = Vec::with_capacity(tet_count);
     for (line, words) in element_lines.take(tet_count) {
         if words.len() < 5 {
             bail!(".ele line {line}: expected `index n1 n2 n3 n4`");
@@ -126,6 +123,7 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
             *slot = (node - base) as u32;
         }
         mesh.tets.push(tet);
+        tet_lines.push(line);
     }
     if mesh.tets.len() != tet_count {
         bail!(
@@ -133,8 +131,44 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
             mesh.tets.len()
         );
     }
+    if let Some(warning) = orientation_warning(&mesh, &tet_lines) {
+        mesh.warnings.push(warning);
+    }
     mesh.set_boundary_faces();
     Ok(mesh)
+}
+
+/// A warning when some tetrahedra are flat or turned the other way from the rest.
+///
+/// A file may orient all its tetrahedra either way (the volume constraint keeps each one's
+/// signed rest volume, and the boundary faces are turned outward either way). A tetrahedron
+/// oriented against the majority overlaps its neighbours: the mesh folds over itself there,
+/// and the solve keeps it folded. A flat one (volume below 10⁻¹² of the largest) has no
+/// volume to keep and no mass to give its nodes. Neither stops the import; both are almost
+/// always a broken export, so `check` says where the first one is.
+fn orientation_warning(mesh: &Mesh, tet_lines: &[usize]) -> Option<String> {
+    let volumes: Vec<f64> = mesh
+        .tets
+        .iter()
+        .map(|tet| {
+            let p = tet.map(|i| mesh.positions[i as usize]);
+            (p[1] - p[0]).cross(p[2] - p[0]).dot(p[3] - p[0])
+        })
+        .collect();
+    let largest = volumes.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let flat = |v: f64| v.abs() <= 1e-12 * largest;
+    let positive = volumes.iter().filter(|&&v| !flat(v) && v > 0.0).count();
+    let negative = volumes.iter().filter(|&&v| !flat(v) && v < 0.0).count();
+    let majority_sign = if positive >= negative { 1.0 } else { -1.0 };
+    let odd = |v: f64| flat(v) || v * majority_sign < 0.0;
+    let first = volumes.iter().position(|&v| odd(v))?;
+    let count = volumes.iter().filter(|&&v| odd(v)).count();
+    Some(format!(
+        "{count} of {} tetrahedra are flat or inverted against the rest (first: .ele line {}); \
+         the mesh folds over itself there and the solve keeps it so",
+        volumes.len(),
+        tet_lines[first]
+    ))
 }
 
 #[cfg(test)]
@@ -151,6 +185,29 @@ mod tests {
         assert_eq!(mesh.tets, vec![[0, 1, 2, 3], [1, 2, 3, 4]]);
         // 8 faces in all, the shared one is inside.
         assert_eq!(mesh.face_count(), 6);
+    }
+
+    #[test]
+    fn warns_about_inverted_and_flat_tets_not_about_a_consistent_orientation() {
+        let nodes = "6 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n6 0.5 0.5 0\n";
+        // Both tets turned one way, or both the other: no warning.
+        for elements in [
+            "2 4 0\n1 1 2 3 4\n2 2 3 4 5\n",
+            "2 4 0\n1 1 3 2 4\n2 3 2 4 5\n",
+        ] {
+            let mesh = parse_tetgen(nodes, elements).unwrap();
+            assert!(mesh.warnings.is_empty(), "{:?}", mesh.warnings);
+        }
+        // Two tets one way, the third turned against them, a fourth flat.
+        let elements = "4 4 0\n1 1 2 3 4\n2 2 3 4 5\n# comment\n3 1 3 2 5\n4 1 2 3 6\n";
+        let mesh = parse_tetgen(nodes, elements).unwrap();
+        assert_eq!(mesh.warnings.len(), 1);
+        assert!(
+            mesh.warnings[0].starts_with("2 of 4 tetrahedra are flat or inverted")
+                && mesh.warnings[0].contains(".ele line 5"),
+            "{}",
+            mesh.warnings[0]
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! fingerprint (another scene or other settings); each refusal says which.
 
 use super::durable::write_atomically;
+use crate::quote::shown_path;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -68,7 +69,7 @@ pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8
 pub fn write(out_dir: &Path, fingerprint: &[u8; 32], frame: u64, state: &[u8]) -> Result<()> {
     let dir = directory(out_dir);
     std::fs::create_dir_all(&dir)
-        .with_context(|| format!("frame {frame}: cannot create {}", dir.display()))?;
+        .with_context(|| format!("frame {frame}: cannot create {}", shown_path(&dir)))?;
     let version = env!("CARGO_PKG_VERSION").as_bytes();
     let mut bytes = Vec::with_capacity(state.len() + 128);
     bytes.extend_from_slice(MAGIC);
@@ -97,11 +98,11 @@ pub fn remove_all(out_dir: &Path) -> Result<()> {
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", shown_path(&dir))),
     };
     for entry in entries {
         let path = entry
-            .with_context(|| format!("cannot read {}", dir.display()))?
+            .with_context(|| format!("cannot read {}", shown_path(&dir)))?
             .path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let name = name
@@ -110,7 +111,7 @@ pub fn remove_all(out_dir: &Path) -> Result<()> {
             .unwrap_or(name);
         if name.starts_with("frame.") && name.ends_with(".ckpt") {
             std::fs::remove_file(&path)
-                .with_context(|| format!("cannot remove {}", path.display()))?;
+                .with_context(|| format!("cannot remove {}", shown_path(&path)))?;
         }
     }
     // Fails, and is meant to, when something else is in the folder.
@@ -124,12 +125,12 @@ pub fn list(out_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", shown_path(&dir))),
     };
     let mut found = Vec::new();
     for entry in entries {
         let path = entry
-            .with_context(|| format!("cannot read {}", dir.display()))?
+            .with_context(|| format!("cannot read {}", shown_path(&dir)))?
             .path();
         let frame: Option<u64> = path.file_name().and_then(|n| n.to_str()).and_then(|n| {
             n.strip_prefix("frame.")?
@@ -161,7 +162,7 @@ pub fn newest_usable(
         if stored_frame != frame {
             bail!(
                 "checkpoint {} refused: its name says frame {frame} but it holds frame {stored_frame}",
-                path.display()
+                shown_path(&path)
             );
         }
         return Ok(Some((path, frame, state)));
@@ -171,8 +172,9 @@ pub fn newest_usable(
 
 /// Reads and checks a checkpoint; returns its frame and the solver state.
 pub fn read(path: &Path, fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    parse(&bytes, fingerprint).with_context(|| format!("checkpoint {} refused", path.display()))
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read {}", shown_path(path)))?;
+    parse(&bytes, fingerprint).with_context(|| format!("checkpoint {} refused", shown_path(path)))
 }
 
 fn parse(bytes: &[u8], fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {

@@ -11,6 +11,7 @@
 //!    symlink under the final name instead of writing through it.
 //! 4. `fsync` the directory, so the rename itself is on disk.
 
+use crate::quote::shown_path;
 use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -27,7 +28,7 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
-    result.with_context(|| format!("cannot write {}", path.display()))
+    result.with_context(|| format!("cannot write {}", shown_path(path)))
 }
 
 /// Creates `path` afresh (never through a symlink), writes, syncs and closes it, checking
@@ -72,7 +73,7 @@ pub fn check_writable(directory: &Path) -> Result<()> {
         .with_context(|| {
             format!(
                 "cannot write into the output directory {}",
-                directory.display()
+                shown_path(directory)
             )
         })
 }

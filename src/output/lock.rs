@@ -8,6 +8,7 @@
 //! refused with exit code 2, naming the holder from the first line of its stats log (its
 //! process id, scene and start time).
 
+use crate::quote::{quoted, shown_path};
 use anyhow::Context;
 use std::fs::{File, TryLockError};
 use std::io::{BufRead, BufReader, Read};
@@ -32,7 +33,7 @@ impl FolderLock {
     /// in it, read to name a holder.
     pub fn acquire(dir: &Path, stats: &str) -> Result<FolderLock, LockError> {
         let directory = File::open(dir)
-            .with_context(|| format!("cannot open the output directory {}", dir.display()))
+            .with_context(|| format!("cannot open the output directory {}", shown_path(dir)))
             .map_err(LockError::Io)?;
         match directory.try_lock() {
             Ok(()) => Ok(FolderLock {
@@ -41,11 +42,11 @@ impl FolderLock {
             Err(TryLockError::WouldBlock) => Err(LockError::InUse(anyhow::anyhow!(
                 "output directory {} is in use by {}: one run at a time per output directory \
                  (choose another --out, or wait for it to finish)",
-                dir.display(),
+                shown_path(dir),
                 holder(&dir.join(stats))
             ))),
             Err(TryLockError::Error(e)) => Err(LockError::Io(
-                anyhow::Error::new(e).context(format!("cannot lock {}", dir.display())),
+                anyhow::Error::new(e).context(format!("cannot lock {}", shown_path(dir))),
             )),
         }
     }
@@ -66,7 +67,7 @@ fn holder(stats: &Path) -> String {
         record
             .as_ref()
             .and_then(|r| r.get(name).cloned())
-            .map(|v| crate::scene::load::quoted(&v.to_string()))
+            .map(|v| quoted(&v.to_string()))
     };
     match (field("pid"), field("scene"), field("start_time")) {
         (Some(pid), Some(scene), Some(start)) => {

@@ -1,17 +1,20 @@
 //! Output file names from `output.name` (`{object}.{frame:04}`) and the guard that keeps
 //! every file inside the output directory: a rendered name is a plain file name, never a path.
 
+use crate::quote::quoted;
+
 /// Checks a name template: only `{object}`, `{frame}` and `{frame:0N}` (N = 1..9) are
 /// placeholders, `{frame…}` must appear (else every frame would overwrite the last) and
 /// `{object}` too when the scene has several objects.
 pub fn check_template(template: &str, object_count: usize) -> Result<(), String> {
+    let shown = quoted(template);
     let mut has_frame = false;
     let mut has_object = false;
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         let close = rest[open..]
             .find('}')
-            .ok_or_else(|| format!("`{template}`: unclosed `{{`"))?;
+            .ok_or_else(|| format!("`{shown}`: unclosed `{{`"))?;
         let token = &rest[open + 1..open + close];
         match token {
             "object" => has_object = true,
@@ -19,7 +22,7 @@ pub fn check_template(template: &str, object_count: usize) -> Result<(), String>
             t if frame_width(t).is_some() => has_frame = true,
             t => {
                 return Err(format!(
-                    "`{template}`: unknown placeholder `{{{t}}}`; use {{object}}, {{frame}} or {{frame:04}}"
+                    "`{shown}`: unknown placeholder `{{{t}}}`; use {{object}}, {{frame}} or {{frame:04}}"
                 ))
             }
         }
@@ -27,12 +30,12 @@ pub fn check_template(template: &str, object_count: usize) -> Result<(), String>
     }
     if !has_frame {
         return Err(format!(
-            "`{template}` needs a {{frame}} placeholder, or every frame overwrites the last"
+            "`{shown}` needs a {{frame}} placeholder, or every frame overwrites the last"
         ));
     }
     if object_count > 1 && !has_object {
         return Err(format!(
-            "`{template}` needs an {{object}} placeholder: the scene has {object_count} objects"
+            "`{shown}` needs an {{object}} placeholder: the scene has {object_count} objects"
         ));
     }
     check_file_name(&render(template, "object", 0))
@@ -53,7 +56,7 @@ const MAX_NAMES_CHECKED: u64 = 2_000_000;
 /// file or a temporary file.
 pub fn check_stats_name(stats: &str) -> Result<(), String> {
     check_file_name(stats)?;
-    let shown = crate::scene::load::quoted(stats);
+    let shown = quoted(stats);
     if stats.starts_with('.') || [".obj", ".ply", ".tmp"].iter().any(|e| stats.ends_with(e)) {
         return Err(format!(
             "`{shown}` must not start with `.` or end in .obj, .ply or .tmp (frame and temporary files do)"
@@ -76,6 +79,36 @@ pub fn check_stats_name(stats: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Longest path most systems accept, bytes (Linux `PATH_MAX` less its NUL).
+const MAX_PATH: usize = 4095;
+
+/// Checks that the output directory is a path the file system can hold: not empty, no NUL,
+/// no component longer than a file name may be, not longer than a path may be. Refused here,
+/// such a folder would fail only when the run creates it.
+pub fn check_directory(dir: &str) -> Result<(), String> {
+    if dir.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if dir.contains('\0') {
+        return Err(format!("`{}` contains a NUL character", quoted(dir)));
+    }
+    if dir.len() > MAX_PATH {
+        return Err(format!(
+            "`{}` is {} bytes; a path may have at most {MAX_PATH}",
+            quoted(dir),
+            dir.len()
+        ));
+    }
+    if let Some(part) = dir.split('/').find(|part| part.len() > MAX_FILE_NAME) {
+        return Err(format!(
+            "`{}` has a folder name of {} bytes; at most {MAX_FILE_NAME} are allowed",
+            quoted(dir),
+            part.len()
+        ));
+    }
+    Ok(())
+}
+
 /// Checks that every frame file of every object gets its own plain name of acceptable length.
 pub fn check_names(
     template: &str,
@@ -84,11 +117,13 @@ pub fn check_names(
     last_frame: u64,
 ) -> Result<(), String> {
     check_template(template, objects.len())?;
+    let shown = quoted(template);
     for object in objects {
         let longest = render(template, object, last_frame).len() + FRAME_NAME_EXTRA;
         if longest > MAX_FILE_NAME {
             return Err(format!(
-                "`{template}` gives object `{object}` file names of {longest} bytes; at most {MAX_FILE_NAME} are allowed"
+                "`{shown}` gives object `{}` file names of {longest} bytes; at most {MAX_FILE_NAME} are allowed",
+                quoted(object)
             ));
         }
     }
@@ -100,7 +135,7 @@ pub fn check_names(
     let pairs = objects.len() as u64 * (last_frame - first_frame + 1);
     if pairs > MAX_NAMES_CHECKED {
         return Err(format!(
-            "`{template}` with several objects needs a zero-padded frame wide enough for frame {last_frame}, e.g. {{frame:0{}}}",
+            "`{shown}` with several objects needs a zero-padded frame wide enough for frame {last_frame}, e.g. {{frame:0{}}}",
             last_frame.to_string().len()
         ));
     }
@@ -111,7 +146,9 @@ pub fn check_names(
                 seen.insert(render(template, object, frame), (*object, frame))
             {
                 return Err(format!(
-                    "`{template}` gives object `{object}` frame {frame} and object `{other}` frame {other_frame} the same file name; separate {{object}} and {{frame}} or pad the frame ({{frame:04}})"
+                    "`{shown}` gives object `{}` frame {frame} and object `{}` frame {other_frame} the same file name; separate {{object}} and {{frame}} or pad the frame ({{frame:04}})",
+                    quoted(object),
+                    quoted(other)
                 ));
             }
         }
@@ -140,7 +177,8 @@ fn fixed_width_frames(template: &str, last_frame: u64) -> bool {
 pub fn check_file_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
         return Err(format!(
-            "`{name}` must be a plain file name (no `/`, `\\`, `..`): files stay inside the output directory"
+            "`{}` must be a plain file name (no `/`, `\\`, `..`): files stay inside the output directory",
+            quoted(name)
         ));
     }
     Ok(())

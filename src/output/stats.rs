@@ -3,6 +3,7 @@
 //! watcher (or a killed run) always sees whole lines. serde_json writes non-finite floats as
 //! `null`, never as a `NaN` token; the solver stops before a state can become non-finite.
 
+use crate::quote::shown_path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::fs::File;
@@ -17,7 +18,7 @@ pub struct StatsLog {
 impl StatsLog {
     pub fn create(path: &Path) -> Result<Self> {
         let file =
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            File::create(path).with_context(|| format!("cannot create {}", shown_path(path)))?;
         Ok(StatsLog {
             path: path.to_path_buf(),
             file: BufWriter::new(file),
@@ -45,7 +46,7 @@ impl StatsLog {
         let file = std::fs::OpenOptions::new()
             .append(true)
             .open(path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+            .with_context(|| format!("cannot open {}", shown_path(path)))?;
         Ok(StatsLog {
             path: path.to_path_buf(),
             file: BufWriter::new(file),
@@ -79,13 +80,13 @@ impl StatsLog {
             .write_all(line.as_bytes())
             .and_then(|()| self.file.write_all(b"\n"))
             .and_then(|()| self.file.flush())
-            .with_context(|| format!("cannot write {}", self.path.display()))
+            .with_context(|| format!("cannot write {}", shown_path(&self.path)))
     }
 }
 
 fn read_log(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {} to resume it", path.display()))
+        .with_context(|| format!("cannot read {} to resume it", shown_path(path)))
 }
 
 /// The whole records of a log with their lines; a line cut short by a kill is skipped.

@@ -14,6 +14,7 @@ use crate::generate::{generate, BendingKind, Generated, Recipe, Source};
 use crate::mesh::{obj, ply, primitives, tetgen, Mesh, MAX_VERTICES};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
 use crate::output::naming;
+use crate::quote::{quoted, shown_path};
 use crate::solver::colouring::ConstraintBlock;
 use anyhow::{anyhow, bail, Context, Result};
 use glam::DVec3;
@@ -71,7 +72,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         .collect();
 
     for (k, object) in file.objects.iter().enumerate() {
-        let key = format!("object[{k}] ({})", object.name);
+        let key = format!("object[{k}] ({})", quoted(&object.name));
         let mut mesh = geometry(object, &scene.base_dir).with_context(|| key.clone())?;
         if object.mesh.is_some() {
             particle_budget += mesh.positions.len() as u64;
@@ -94,10 +95,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         let n = mesh.positions.len();
         if n == 0 {
             match &object.mesh {
-                Some(file) => bail!(
-                    "{key}: mesh `{}` has no vertices",
-                    super::load::quoted(file)
-                ),
+                Some(file) => bail!("{key}: mesh `{}` has no vertices", quoted(file)),
                 None => bail!("{key}: the geometry has no vertices"),
             }
         }
@@ -180,7 +178,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         .enumerate()
         .map(|(k, c)| {
             collider(c, &scene.base_dir, &file.simulation)
-                .with_context(|| format!("collider[{k}] ({})", c.name))
+                .with_context(|| format!("collider[{k}] ({})", quoted(&c.name)))
         })
         .collect::<Result<Vec<_>>>()?;
     let owner = objects
@@ -496,8 +494,8 @@ fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
         (Some("obj"), _) => obj::read_obj,
         (Some("ply"), _) => ply::read_ply,
         (Some("node"), MeshUse::Object) => tetgen::read_tetgen,
-        (_, MeshUse::Object) => bail!("`{name}` is not .obj, .ply or a TetGen .node"),
-        (_, MeshUse::Collider) => bail!("`{name}` is neither .obj nor .ply"),
+        (_, MeshUse::Object) => bail!("`{}` is not .obj, .ply or a TetGen .node", quoted(name)),
+        (_, MeshUse::Collider) => bail!("`{}` is neither .obj nor .ply", quoted(name)),
     };
     // A TetGen mesh is two files. A missing file is left to the reader, which names it.
     let files = [path.clone(), path.with_extension("ele")];
@@ -513,7 +511,7 @@ fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
             if !metadata.is_file() {
                 bail!(
                     "`{}` is not a regular file (a device, pipe or folder)",
-                    super::load::quoted(&file.display().to_string())
+                    shown_path(file)
                 );
             }
         }
@@ -525,7 +523,8 @@ fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
         .sum();
     ensure_available(bytes, || {
         format!(
-            "`{name}` needs at least {} of memory to read",
+            "`{}` needs at least {} of memory to read",
+            quoted(name),
             human_bytes(bytes)
         )
     })?;
@@ -748,7 +747,7 @@ fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Re
             if frames.is_empty() {
                 triangles = mesh.triangles();
                 if triangles.is_empty() {
-                    bail!("mesh: `{name}` has no faces to collide with");
+                    bail!("mesh: `{}` has no faces to collide with", quoted(&name));
                 }
                 let count = (sim.start_frame + 1..=last)
                     .take_while(|&f| base_dir.join(name_of(f)).exists())
@@ -759,14 +758,15 @@ fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Re
                     .saturating_mul(count);
                 ensure_available(bytes, || {
                     format!(
-                        "mesh sequence `{template}`: {count} frames of {} vertices need about {} \
+                        "mesh sequence `{}`: {count} frames of {} vertices need about {} \
                          of memory",
+                        quoted(template),
                         mesh.positions.len(),
                         human_bytes(bytes)
                     )
                 })?;
             } else if mesh.triangles() != triangles || mesh.positions.len() != frames[0].len() {
-                bail!("mesh: `{name}` does not have the topology of the first frame (same vertices and faces are needed)");
+                bail!("mesh: `{}` does not have the topology of the first frame (same vertices and faces are needed)", quoted(&name));
             }
             frames.push(mesh.positions);
         }
@@ -776,7 +776,7 @@ fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Re
         frames.push(mesh.positions);
     }
     if triangles.is_empty() {
-        bail!("mesh: `{template}` has no faces to collide with");
+        bail!("mesh: `{}` has no faces to collide with", quoted(template));
     }
     Ok(MeshGeometry {
         frames,

@@ -7,6 +7,7 @@
 //! they are checked exactly like keys written in the file.
 
 use super::types::SceneFile;
+use crate::quote::{quoted, shown_path, window};
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -29,18 +30,18 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<LoadedScene> {
         ensure!(
             metadata.is_file(),
             "cannot read scene {}: not a regular file (a device, pipe or folder)",
-            quoted(&path.display().to_string())
+            shown_path(path)
         );
         // Scenes are text of a few kilobytes; anything this large is not one.
         ensure!(
             metadata.len() <= MAX_SCENE_BYTES,
             "cannot read scene {}: {} bytes is more than a scene file's {MAX_SCENE_BYTES}",
-            quoted(&path.display().to_string()),
+            shown_path(path),
             metadata.len()
         );
     }
     let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read scene {}", path.display()))?;
+        std::fs::read(path).with_context(|| format!("cannot read scene {}", shown_path(path)))?;
     load_bytes(path, &bytes, overrides)
 }
 
@@ -54,13 +55,13 @@ pub fn load_bytes(path: &Path, bytes: &[u8], overrides: &[String]) -> Result<Loa
         let column = valid.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
         anyhow!(
             "{}:{line}:{column}: not UTF-8 text (TOML files are UTF-8)",
-            path.display()
+            shown_path(path)
         )
     })?;
-    let mut file = parse(text).map_err(|e| anyhow!("{}:{e}", path.display()))?;
+    let mut file = parse(text).map_err(|e| anyhow!("{}:{e}", shown_path(path)))?;
     if !overrides.is_empty() {
         file = apply_overrides(text, overrides)
-            .with_context(|| format!("{}: in a --set override", path.display()))?;
+            .with_context(|| format!("{}: in a --set override", shown_path(path)))?;
     }
     let base_dir = path
         .parent()
@@ -120,7 +121,7 @@ fn located(text: &str, error: &toml::de::Error, key_path: &str) -> anyhow::Error
     match error.span() {
         Some(span) => at_span(text, span.start, key_path, &message),
         None if key_path.is_empty() || key_path == "." => anyhow!(" {message}"),
-        None => anyhow!(" {}: {message}", shown_line(key_path, 1).0),
+        None => anyhow!(" {}: {message}", window(key_path, 1).0),
     }
 }
 
@@ -129,44 +130,12 @@ fn at_span(text: &str, offset: usize, key_path: &str, message: &str) -> anyhow::
     let key = if key_path.is_empty() || key_path == "." {
         String::new()
     } else {
-        format!("{}: ", shown_line(key_path, 1).0)
+        format!("{}: ", window(key_path, 1).0)
     };
     let (line, column, source_line) = line_column(text, offset);
-    let (shown, caret_column) = shown_line(source_line, column);
+    let (shown, caret_column) = window(source_line, column);
     let caret = " ".repeat(caret_column.saturating_sub(1)) + "^";
     anyhow!("{line}:{column}: {key}{message}\n    | {shown}\n    | {caret}")
-}
-
-/// Longest source line an error shows whole, in characters.
-const MAX_SHOWN_LINE: usize = 100;
-
-/// `text` as a message quotes it: at most [`MAX_SHOWN_LINE`] characters, `…` where cut.
-pub fn quoted(text: &str) -> String {
-    shown_line(text, 1).0
-}
-
-/// The part of `line` an error shows: all of it when short, else [`MAX_SHOWN_LINE`]
-/// characters around 1-based `column` with `…` where it was cut. Returns the text and the
-/// column of the caret in it.
-fn shown_line(line: &str, column: usize) -> (String, usize) {
-    let length = line.chars().count();
-    if length <= MAX_SHOWN_LINE {
-        return (line.to_string(), column);
-    }
-    let start = column
-        .saturating_sub(MAX_SHOWN_LINE / 2)
-        .min(length - MAX_SHOWN_LINE);
-    let window: String = line.chars().skip(start).take(MAX_SHOWN_LINE).collect();
-    let before = if start > 0 { "…" } else { "" };
-    let after = if start + MAX_SHOWN_LINE < length {
-        "…"
-    } else {
-        ""
-    };
-    (
-        format!("{before}{window}{after}"),
-        column - start + before.chars().count(),
-    )
 }
 
 /// Serde names Rust types; say what they mean to someone writing a scene. Text quoted from
@@ -177,7 +146,7 @@ fn plain_words(message: &str) -> String {
         .enumerate()
         .map(|(k, part)| {
             if k % 2 == 1 {
-                shown_line(part, 1).0
+                window(part, 1).0
             } else {
                 part.to_string()
             }
@@ -318,7 +287,7 @@ pub fn closest<'a>(unknown: &str, candidates: impl Iterator<Item = &'a str>) -> 
 /// for `self_intersections`), naming the key.
 pub fn gate_override(assignment: &str) -> Result<String> {
     use crate::gates::Gate;
-    let shown = shown_line(assignment, 1).0;
+    let shown = window(assignment, 1).0;
     let (key, value) = assignment.split_once('=').with_context(|| {
         format!("--gate {shown}: expected KEY=VALUE, e.g. max_edge_strain=0.05")
     })?;
@@ -331,7 +300,7 @@ pub fn gate_override(assignment: &str) -> Result<String> {
         let list: Vec<&str> = names().collect();
         bail!(
             "--gate {shown}: unknown gate `{}`{hint} (gates: {})",
-            shown_line(key, 1).0,
+            window(key, 1).0,
             list.join(", ")
         );
     };
@@ -340,7 +309,7 @@ pub fn gate_override(assignment: &str) -> Result<String> {
     let number: f64 = value.parse().map_err(|_| {
         anyhow!(
             "--gate {shown}: gates.{name}: `{}` is not a number ({})",
-            shown_line(value, 1).0,
+            window(value, 1).0,
             gate.unit()
         )
     })?;
@@ -396,7 +365,7 @@ fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
     let mut document: toml::Table = toml::from_str(text)?;
     for assignment in overrides {
         apply_override(&mut document, assignment)
-            .with_context(|| format!("--set {}", shown_line(assignment, 1).0))?;
+            .with_context(|| format!("--set {}", window(assignment, 1).0))?;
     }
     let root = toml::Value::Table(document);
     check_finite(&root, "")?;
@@ -425,7 +394,7 @@ fn apply_override(document: &mut toml::Table, assignment: &str) -> Result<()> {
     let value = parse_value(raw_value.trim())?;
     let segments: Vec<&str> = key.trim().split('.').collect();
     if segments.iter().any(|s| s.is_empty()) {
-        bail!("`{}` is not a dotted key path", shown_line(key, 1).0);
+        bail!("`{}` is not a dotted key path", window(key, 1).0);
     }
     if segments.len() > MAX_KEY_PARTS {
         bail!(
@@ -476,7 +445,15 @@ fn find_named<'a>(
                 .ok()
                 .filter(|&k| k < elements.len())
         })
-        .with_context(|| format!("no {array} named `{selector}` (have: {})", names.join(", ")))?;
+        .with_context(|| {
+            let have: Vec<String> = names.iter().take(10).map(|n| quoted(n)).collect();
+            let more = if names.len() > 10 { ", …" } else { "" };
+            format!(
+                "no {array} named `{}` (have: {}{more})",
+                quoted(selector),
+                have.join(", ")
+            )
+        })?;
     elements[position]
         .as_table_mut()
         .with_context(|| format!("{array}[{position}] is not a table"))
@@ -489,7 +466,7 @@ fn parse_value(raw: &str) -> Result<toml::Value> {
         ensure!(
             table.len() == 1,
             "`{}` is more than one TOML value: a --set value is a single value, with nothing after it",
-            shown_line(raw, 1).0
+            window(raw, 1).0
         );
         if let Some(value) = table.remove("value") {
             return Ok(value);
@@ -504,7 +481,7 @@ fn parse_value(raw: &str) -> Result<toml::Value> {
     } else {
         bail!(
             "`{}` is not a TOML value (numbers must fit a 64-bit float; quote text as \"...\")",
-            shown_line(raw, 1).0
+            window(raw, 1).0
         )
     }
 }
@@ -592,12 +569,15 @@ mod tests {
         let line = format!("a = [{}x]", "1, ".repeat(1000));
         let message = error_of(&line);
         let shown: Vec<&str> = message.lines().skip(1).collect();
-        assert!(shown[0].chars().count() < MAX_SHOWN_LINE + 10, "{message}");
+        assert!(
+            shown[0].chars().count() < crate::quote::MAX_QUOTED + 10,
+            "{message}"
+        );
         assert!(shown[0].starts_with("    | …") && shown[0].ends_with("x]"));
         // The caret still points at the `x`.
         let caret = shown[1].chars().count() - 1;
         assert_eq!(shown[0].chars().nth(caret), Some('x'), "{message}");
-        assert_eq!(shown_line("short", 3), ("short".to_string(), 3));
+        assert_eq!(window("short", 3), ("short".to_string(), 3));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::types::*;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::output::naming;
+use crate::quote::quoted;
 use std::collections::BTreeSet;
 
 /// Problems that stop the run, and warnings that do not.
@@ -72,7 +73,8 @@ pub fn validate(scene: &SceneFile) -> Report {
                 report.error(
                     key,
                     format!(
-                        "no collider named `{target}` (have: {})",
+                        "no collider named `{}` (have: {})",
+                        quoted(target),
                         name_list(scene.colliders.iter().map(|c| c.name.as_str()))
                     ),
                 );
@@ -125,7 +127,7 @@ fn unique_names<'a>(table: &str, names: impl Iterator<Item = &'a String>, report
         if !seen.insert(name) {
             report.error(
                 format!("{table}[{k}].name"),
-                format!("`{name}` is used by an earlier {table}"),
+                format!("`{}` is used by an earlier {table}", quoted(name)),
             );
         }
     }
@@ -136,7 +138,7 @@ fn unique_names<'a>(table: &str, names: impl Iterator<Item = &'a String>, report
 fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
     const SHOWN: usize = 10;
     let count = names.len();
-    let shown: Vec<&str> = names.take(SHOWN).collect();
+    let shown: Vec<String> = names.take(SHOWN).map(quoted).collect();
     if count > SHOWN {
         format!("{}, … ({count} in all)", shown.join(", "))
     } else {
@@ -246,8 +248,8 @@ fn output(scene: &SceneFile, report: &mut Report) {
     if let Err(message) = naming::check_stats_name(&out.stats) {
         report.error("output.stats", message);
     }
-    if out.dir.is_empty() {
-        report.error("output.dir", "must not be empty");
+    if let Err(message) = naming::check_directory(&out.dir) {
+        report.error("output.dir", message);
     }
     if let Some(tube) = &out.rope_tube {
         rope_tube(tube, scene, report);
@@ -340,7 +342,10 @@ fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Rep
     {
         report.error(
             format!("{key}.name"),
-            format!("`{}` must be letters, digits, `_` or `-` only", object.name),
+            format!(
+                "`{}` must be letters, digits, `_` or `-` only",
+                quoted(&object.name)
+            ),
         );
     }
     let geometry: Vec<&str> = [

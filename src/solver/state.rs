@@ -219,7 +219,7 @@ impl Solver {
                         .iter()
                         .all(|&i| (i as usize) < vertices),
                 "object `{}`: the torn topology does not fit",
-                object.name
+                crate::quote::quoted(&object.name)
             );
             object.triangles = topology.triangles();
             if tearing.torn_count > 0 {

@@ -111,3 +111,21 @@ pub fn box_distance(q: [f64; 3], half: [f64; 3]) -> f64 {
         d.iter().cloned().fold(f64::MIN, f64::max)
     }
 }
+
+/// Asserts exit code 2 (bad input), `expect` in the message, and no panic text.
+pub fn assert_refused(output: &std::process::Output, expect: &str, what: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{what}: exit code; stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains(expect),
+        "{what}: expected `{expect}` in: {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{what}: {stderr}"
+    );
+}

@@ -8,6 +8,7 @@ mod constraint_kinds;
 mod determinism;
 mod diff;
 mod gates;
+mod hostile_input;
 mod mesh_colliders;
 mod object_contacts;
 mod output_files;
