@@ -16,12 +16,14 @@ use std::time::{Duration, Instant, SystemTime};
 use xpbd_sim::gates::{GateResult, GateTracker};
 use xpbd_sim::model::{kind_counts, Model};
 use xpbd_sim::output::checkpoint;
+use xpbd_sim::output::clobber::{refuse_writing_over_inputs, OutputNames};
 use xpbd_sim::output::durable::check_writable;
 use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
 use xpbd_sim::output::lock::{FolderLock, LockError};
 use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
 use xpbd_sim::output::writer::BackgroundWriter;
 use xpbd_sim::quote::shown_path;
+use xpbd_sim::scene::inputs::input_files;
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
 use xpbd_sim::solver::step::{Divergence, Solver};
@@ -52,6 +54,8 @@ struct ResumeRecord {
     checkpoint: String,
     /// The last frame the checkpoint holds; the run continues with the next.
     after_frame: u64,
+    /// Newer checkpoints passed over as damaged, each with why.
+    damaged_checkpoints: Vec<String>,
     threads: usize,
     start_time: String,
 }
@@ -134,7 +138,7 @@ pub struct Shot<'a> {
     setup: Duration,
     out_dir: PathBuf,
     /// Held until the run ends: no other run writes into `out_dir` meanwhile.
-    _folder_lock: FolderLock,
+    folder_lock: FolderLock,
     fingerprint: [u8; 32],
     frames: u64,
     start_frame: u64,
@@ -216,6 +220,8 @@ impl<'a> Shot<'a> {
         let start_frame = file.simulation.start_frame;
         let stats_path = out_dir.join(&file.output.stats);
         let model = built.model;
+        refuse_writing_over_inputs(&OutputNames::new(file, &out_dir), &input_files(&scene))
+            .map_err(Failure::Input)?;
         let constraint_counts = kind_counts(&model).into_iter().collect();
         let object_counts: Vec<ObjectCount> = model
             .objects
@@ -243,7 +249,13 @@ impl<'a> Shot<'a> {
                     .all(|f| recorded.contains(&f) && files.frame_on_disk(&solver.model.objects, f))
             })
             .map_err(Failure::Input)?;
-            let Some((path, frame, state)) = found else {
+            let Some(checkpoint::Usable {
+                path,
+                frame,
+                state,
+                damaged,
+            }) = found
+            else {
                 return Err(Failure::Input(anyhow!(
                     "nothing to resume in {}: no checkpoint whose frames are all done (checkpoints \
                      are written every output.checkpoint_every = {} frames into {})",
@@ -252,13 +264,21 @@ impl<'a> Shot<'a> {
                     shown_path(&checkpoint::directory(&out_dir))
                 )));
             };
+            if !args.quiet {
+                for why in &damaged {
+                    say!(
+                        "warning: {why}; resuming from the older {}",
+                        shown_path(&path)
+                    );
+                }
+            }
             solver
                 .restore_state(&state)
                 .with_context(|| {
                     format!("checkpoint {} does not fit this scene", shown_path(&path))
                 })
                 .map_err(Failure::Input)?;
-            Some((path, frame))
+            Some((path, frame, damaged))
         } else {
             None
         };
@@ -278,7 +298,7 @@ impl<'a> Shot<'a> {
                 .map_or(0, |d| d.as_secs()),
         );
         let stats = match &resumed {
-            Some((path, frame)) => {
+            Some((path, frame, damaged)) => {
                 let mut stats = StatsLog::resume(&stats_path, *frame).map_err(Failure::Run)?;
                 // The gates judge the frames kept from before by their records, as an
                 // uninterrupted run judges them by the same lines.
@@ -289,6 +309,7 @@ impl<'a> Shot<'a> {
                     kind: "resume",
                     checkpoint: path.display().to_string(),
                     after_frame: *frame,
+                    damaged_checkpoints: damaged.clone(),
                     threads,
                     start_time,
                 };
@@ -323,13 +344,13 @@ impl<'a> Shot<'a> {
         let writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
         let first_index = resumed
             .as_ref()
-            .map_or(0, |(_, frame)| frame + 1 - start_frame);
+            .map_or(0, |(_, frame, _)| frame + 1 - start_frame);
         Ok(Shot {
             args,
             start,
             setup: start.elapsed(),
             out_dir,
-            _folder_lock: folder_lock,
+            folder_lock,
             fingerprint,
             frames,
             start_frame,
@@ -373,6 +394,9 @@ impl<'a> Shot<'a> {
                     ending.stopped = Some((signal, frame - 1));
                     break;
                 }
+            }
+            if self.folder_lock.still_in_place().is_err() {
+                break; // the output folder was deleted: `finish` says so
             }
             let frame_start = Instant::now();
             if index > 0 {
@@ -448,6 +472,7 @@ impl<'a> Shot<'a> {
             writer,
             gates,
             keep_checkpoints,
+            folder_lock,
             ..
         } = self;
         let Ending {
@@ -460,6 +485,9 @@ impl<'a> Shot<'a> {
         } = ending;
         let waited = writer.waited;
         let report = writer.finish();
+        // Checked after the writer is done: frames and stats in a deleted folder are lost,
+        // whatever the writer managed (never exit 0 without them).
+        folder_lock.still_in_place().map_err(Failure::Run)?;
         if let Some(error) = unencodable {
             return Err(Failure::Run(error));
         }

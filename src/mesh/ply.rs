@@ -18,8 +18,7 @@ use ply_rs_bw::ply::{ElementDef, Encoding, Property, PropertyAccess, PropertyTyp
 use std::path::Path;
 
 pub fn read_ply(path: &Path) -> Result<Mesh> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read {}", shown_path(path)))?;
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", shown_path(path)))?;
     parse_ply(&bytes).with_context(|| format!("invalid PLY file {}", shown_path(path)))
 }
 

@@ -68,8 +68,15 @@ pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8
 /// Writes the state after `frame` and removes checkpoints older than the newest [`KEEP`].
 pub fn write(out_dir: &Path, fingerprint: &[u8; 32], frame: u64, state: &[u8]) -> Result<()> {
     let dir = directory(out_dir);
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("frame {frame}: cannot create {}", shown_path(&dir)))?;
+    // `create_dir`, not `create_dir_all`: an output folder deleted during the run must stay
+    // gone (the run then fails), never be recreated here holding only the later frames.
+    match std::fs::create_dir(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            return Err(e)
+                .with_context(|| format!("frame {frame}: cannot create {}", shown_path(&dir)))
+        }
+        _ => {}
+    }
     let version = env!("CARGO_PKG_VERSION").as_bytes();
     let mut bytes = Vec::with_capacity(state.len() + 128);
     bytes.extend_from_slice(MAGIC);
@@ -146,43 +153,80 @@ pub fn list(out_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     Ok(found)
 }
 
+/// A checkpoint to resume from: its path, frame and solver state, and the newer ones that
+/// were passed over as damaged (each with why).
+pub struct Usable {
+    pub path: PathBuf,
+    pub frame: u64,
+    pub state: Vec<u8>,
+    pub damaged: Vec<String>,
+}
+
 /// The newest checkpoint whose frames are all done (`frames_done(frame)`), read and
-/// checked: its path, frame and solver state. A checkpoint that fails its checks is an
-/// error naming it and why; `None` when there is none to resume from.
+/// checked; `None` when there is none to resume from.
+///
+/// A damaged checkpoint (cut short, a flipped bit, not a checkpoint at all, named for another
+/// frame than it holds) is passed over for an older intact one, and the caller says so: a
+/// crash or a full disk can leave the newest one broken while the one before is fine.
+/// Damaged ones only: a checkpoint of other settings or another version is an error, since an
+/// older one of the same run would not fit either. With no intact one left, the newest one's
+/// damage is the error.
 pub fn newest_usable(
     out_dir: &Path,
     fingerprint: &[u8; 32],
     frames_done: impl Fn(u64) -> bool,
-) -> Result<Option<(PathBuf, u64, Vec<u8>)>> {
+) -> Result<Option<Usable>> {
+    let mut damaged = Vec::new();
+    let mut first_damage = None;
     for (frame, path) in list(out_dir)? {
         if !frames_done(frame) {
             continue;
         }
-        let (stored_frame, state) = read(&path, fingerprint)?;
-        if stored_frame != frame {
-            bail!(
-                "checkpoint {} refused: its name says frame {frame} but it holds frame {stored_frame}",
-                shown_path(&path)
-            );
-        }
-        return Ok(Some((path, frame, state)));
+        let refused = |why: String| format!("checkpoint {} refused: {why}", shown_path(&path));
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", shown_path(&path)))?;
+        let why = match parse(&bytes, fingerprint) {
+            Ok((stored_frame, state)) if stored_frame == frame => {
+                return Ok(Some(Usable {
+                    path,
+                    frame,
+                    state,
+                    damaged,
+                }))
+            }
+            Ok((stored_frame, _)) => {
+                format!("its name says frame {frame} but it holds frame {stored_frame}")
+            }
+            Err(Refusal::Damaged(why)) => why,
+            Err(Refusal::Other(why)) => bail!(refused(why)),
+        };
+        first_damage.get_or_insert_with(|| refused(why.clone()));
+        damaged.push(refused(why));
     }
-    Ok(None)
+    match first_damage {
+        Some(message) => bail!("{message}; no older intact checkpoint is left to resume from"),
+        None => Ok(None),
+    }
 }
 
-/// Reads and checks a checkpoint; returns its frame and the solver state.
-pub fn read(path: &Path, fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read {}", shown_path(path)))?;
-    parse(&bytes, fingerprint).with_context(|| format!("checkpoint {} refused", shown_path(path)))
+/// Why a checkpoint cannot be used.
+#[derive(Debug)]
+enum Refusal {
+    /// Its bytes are not what was written: an older checkpoint may still serve.
+    Damaged(String),
+    /// Intact, but of other settings or another version.
+    Other(String),
 }
 
-fn parse(bytes: &[u8], fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {
+fn parse(bytes: &[u8], fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>), Refusal> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-        bail!("not an xpbd-sim checkpoint");
+        return Err(Refusal::Damaged("not an xpbd-sim checkpoint".into()));
     }
     if bytes.len() < MAGIC.len() + 4 + 4 + 32 + 8 + 8 + 32 {
-        bail!("truncated ({} bytes)", bytes.len());
+        return Err(Refusal::Damaged(format!(
+            "truncated ({} bytes)",
+            bytes.len()
+        )));
     }
     let (body, checksum) = bytes.split_at(bytes.len() - 32);
     // The fields as declared; none of them is trusted before the checksum, but a layout that
@@ -207,17 +251,21 @@ fn parse(bytes: &[u8], fingerprint: &[u8; 32]) -> Result<(u64, Vec<u8>)> {
         Some((format, version, stored_fingerprint, frame, state))
     })();
     let Some((format, version, stored_fingerprint, frame, state)) = header else {
-        bail!("truncated or padded: its length does not match what it declares");
+        return Err(Refusal::Damaged(
+            "truncated or padded: its length does not match what it declares".into(),
+        ));
     };
     if Sha256::digest(body).as_slice() != checksum {
-        bail!("corrupt: the checksum does not match its contents");
+        return Err(Refusal::Damaged(
+            "corrupt: the checksum does not match its contents".into(),
+        ));
     }
     let ours = env!("CARGO_PKG_VERSION");
     if format != FORMAT || version != ours {
-        bail!("written by xpbd-sim {version} (checkpoint format {format}); this is xpbd-sim {ours} (format {FORMAT})");
+        return Err(Refusal::Other(format!("written by xpbd-sim {version} (checkpoint format {format}); this is xpbd-sim {ours} (format {FORMAT})")));
     }
     if stored_fingerprint != fingerprint {
-        bail!("of another scene or other settings (the scene, a mesh or a --set value changed since it was written)");
+        return Err(Refusal::Other("of another scene or other settings (the scene, a mesh or a --set value changed since it was written)".into()));
     }
     Ok((frame, state.to_vec()))
 }
@@ -239,7 +287,10 @@ mod tests {
             parse(&bytes, &[7; 32]).unwrap(),
             (10, b"state bytes".to_vec())
         );
-        let refusal = |b: &[u8], f: &[u8; 32]| format!("{:#}", parse(b, f).unwrap_err());
+        let refusal = |b: &[u8], f: &[u8; 32]| match parse(b, f) {
+            Err(Refusal::Damaged(why) | Refusal::Other(why)) => why,
+            Ok(_) => panic!("accepted"),
+        };
         assert!(refusal(&bytes, &[8; 32]).contains("another scene"));
         let mut flipped = bytes.clone();
         flipped[70] ^= 1;

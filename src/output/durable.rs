@@ -18,10 +18,18 @@ use std::io::Write;
 use std::os::fd::IntoRawFd;
 use std::path::Path;
 
+/// The temporary file a write to `name` goes through before it is renamed over `name`.
+pub fn temporary_name(name: &str) -> String {
+    format!(".{name}.tmp")
+}
+
+/// The file [`check_writable`] creates and removes in the output directory.
+pub const WRITE_PROBE: &str = ".xpbd-sim-write-test.tmp";
+
 /// Writes `contents` to `path` crash-safely (see the module notes).
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temporary = path.with_file_name(format!(".{file_name}.tmp"));
+    let temporary = path.with_file_name(temporary_name(file_name));
     let result = write_new_file(&temporary, contents)
         .and_then(|()| std::fs::rename(&temporary, path))
         .and_then(|()| sync_directory(path));
@@ -67,7 +75,7 @@ pub fn sync_directory(path: &Path) -> std::io::Result<()> {
 /// Fails unless a file can be created, written and removed in `directory` (a read-only or
 /// forbidden output directory is found before any simulating).
 pub fn check_writable(directory: &Path) -> Result<()> {
-    let probe = directory.join(".xpbd-sim-write-test.tmp");
+    let probe = directory.join(WRITE_PROBE);
     write_new_file(&probe, b"xpbd-sim")
         .and_then(|()| std::fs::remove_file(&probe))
         .with_context(|| {

@@ -12,12 +12,13 @@ use crate::quote::{quoted, shown_path};
 use anyhow::Context;
 use std::fs::{File, TryLockError};
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Holds the output folder until dropped (or the process ends).
 #[derive(Debug)]
 pub struct FolderLock {
-    _directory: File,
+    directory: File,
+    path: PathBuf,
 }
 
 /// Why the folder could not be locked.
@@ -37,7 +38,8 @@ impl FolderLock {
             .map_err(LockError::Io)?;
         match directory.try_lock() {
             Ok(()) => Ok(FolderLock {
-                _directory: directory,
+                directory,
+                path: dir.to_path_buf(),
             }),
             Err(TryLockError::WouldBlock) => Err(LockError::InUse(anyhow::anyhow!(
                 "output directory {} is in use by {}: one run at a time per output directory \
@@ -49,6 +51,29 @@ impl FolderLock {
                 anyhow::Error::new(e).context(format!("cannot lock {}", shown_path(dir))),
             )),
         }
+    }
+}
+
+impl FolderLock {
+    /// Fails when the locked directory is no longer at its path: deleted (or moved, or
+    /// replaced by another folder of that name) during the run. Frames written into it would
+    /// be lost, and a folder recreated under the name would hold only the later frames and no
+    /// stats log, so the run must stop with exit code 1 rather than end "ok" (issue 12). The
+    /// directory the lock holds open is compared with the one at the path by device and
+    /// inode.
+    pub fn still_in_place(&self) -> anyhow::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let held = self.directory.metadata()?;
+        let same = std::fs::metadata(&self.path)
+            .is_ok_and(|now| now.dev() == held.dev() && now.ino() == held.ino());
+        if same && held.nlink() > 0 {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "the output directory {} was deleted or replaced during the run: the frames and the \
+             stats log written into it are gone with it",
+            shown_path(&self.path)
+        )
     }
 }
 

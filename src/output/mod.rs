@@ -4,6 +4,7 @@
 //! ([`writer`]).
 
 pub mod checkpoint;
+pub mod clobber;
 pub mod durable;
 pub mod frame;
 pub mod lock;

@@ -2,6 +2,7 @@
 //! ([`validate`]) and building the simulation model ([`build`]).
 
 pub mod build;
+pub mod inputs;
 pub mod load;
 pub mod types;
 pub mod validate;

@@ -278,3 +278,69 @@ fn issue_12_a_tetrahedron_turned_against_the_rest_is_reported() {
         "{swapped}"
     );
 }
+
+#[test]
+fn issue_12_outputs_never_replace_the_scene_or_its_meshes() {
+    // `dir = "."` with `stats = "scene.toml"` wrote JSON over the scene; an object `c` read
+    // from `c.0001.obj` had its mesh replaced by frame 1.
+    let quad = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n";
+    let cases = [
+        (
+            "[simulation]\nframes = 2\n[[object]]\nname = \"c\"\nmesh = \"quad.obj\"\n\
+             density = 1.0\n[output]\ndir = \".\"\nstats = \"scene.toml\"\n",
+            "scene.toml is the stats log",
+        ),
+        (
+            "[simulation]\nframes = 2\n[[object]]\nname = \"c\"\nmesh = \"c.0001.obj\"\n\
+             density = 1.0\n[output]\ndir = \".\"\nformats = [\"obj\"]\n",
+            "c.0001.obj is a frame file of this run",
+        ),
+        (
+            "[simulation]\nframes = 2\n[[object]]\nname = \"c\"\nmesh = \"out/c.0002.ply\"\n\
+             density = 1.0\n[output]\ndir = \"out\"\nformats = [\"ply\"]\n",
+            "c.0002.ply is a frame file of this run",
+        ),
+    ];
+    for (scene, expect) in cases {
+        let ws = Workspace::new();
+        ws.write("quad.obj", quad);
+        ws.write("c.0001.obj", quad);
+        std::fs::create_dir(ws.path("out")).unwrap();
+        ws.write(
+            "out/c.0002.ply",
+            "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n\
+             property float y\nproperty float z\nelement face 1\n\
+             property list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n",
+        );
+        let path = ws.write("scene.toml", scene);
+        let before = folder_contents(ws.dir.path());
+        for command in ["check", "run"] {
+            let output = Command::new(BIN).arg(command).arg(&path).output().unwrap();
+            assert_refused(&output, expect, &format!("{command}: {expect}"));
+            assert!(
+                String::from_utf8_lossy(&output.stderr).contains("write over an input"),
+                "{output:?}"
+            );
+        }
+        assert_eq!(
+            folder_contents(ws.dir.path()),
+            before,
+            "{expect}: nothing may change"
+        );
+    }
+}
+
+/// Every file under `dir` with its bytes.
+fn folder_contents(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(folder_contents(&path));
+        } else {
+            files.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    files.sort();
+    files
+}

@@ -158,6 +158,13 @@ fn interrupted_cache() -> Workspace {
     let mut child = start_and_wait_for_checkpoint(&ws.out(), 4, "1");
     child.kill().unwrap();
     child.wait().unwrap();
+    // Only the first: a later one the run may have reached would be a fallback.
+    for entry in std::fs::read_dir(ws.out().join("checkpoints")).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.ends_with("frame.000004.ckpt") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
     ws
 }
 
@@ -202,13 +209,49 @@ fn damaged_or_foreign_checkpoints_are_refused_and_nothing_is_overwritten() {
     let middle = flipped.len() / 2;
     flipped[middle] ^= 0x10;
     std::fs::write(&path, &flipped).unwrap();
+    // With no older intact checkpoint to fall back to.
     assert_refused(&ws, &[], "corrupt");
+    assert_refused(&ws, &[], "no older intact checkpoint is left");
     std::fs::write(&path, &original[..original.len() - 100]).unwrap();
     assert_refused(&ws, &[], "truncated");
     std::fs::write(&path, b"not a checkpoint at all").unwrap();
     assert_refused(&ws, &[], "not an xpbd-sim checkpoint");
     std::fs::remove_dir_all(ws.out().join("checkpoints")).unwrap();
     assert_refused(&ws, &[], "nothing to resume");
+}
+
+#[test]
+fn issue_12_a_damaged_newest_checkpoint_falls_back_to_an_older_intact_one() {
+    // A corrupt newest checkpoint was refused although the one before it was intact.
+    let (_reference, expected) = reference_cache();
+    let ws = Workspace::new();
+    let mut child = start_and_wait_for_checkpoint(&ws.out(), 8, "1");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let newest = newest_checkpoint(&ws.out());
+    assert!(newest.ends_with("frame.000008.ckpt"), "{newest:?}");
+    assert!(ws.out().join("checkpoints/frame.000004.ckpt").exists());
+    let mut bytes = std::fs::read(&newest).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    std::fs::write(&newest, &bytes).unwrap();
+    let resumed = run_args(&ws.out(), &["--resume"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert_same_frames(&frame_files(&ws.out()), &expected);
+    let resume = stats(&ws.out())
+        .into_iter()
+        .find(|r| r["type"] == "resume")
+        .unwrap();
+    assert_eq!(resume["after_frame"], 4);
+    assert!(resume["checkpoint"]
+        .as_str()
+        .unwrap()
+        .ends_with("frame.000004.ckpt"));
+    let damaged = resume["damaged_checkpoints"].as_array().unwrap();
+    assert_eq!(damaged.len(), 1);
+    let why = damaged[0].as_str().unwrap();
+    assert!(why.contains("frame.000008.ckpt refused: corrupt"), "{why}");
 }
 
 /// Runs the scene with `--set setting` under `ulimit -f kib` (bash counts it in KiB), as a
@@ -384,5 +427,44 @@ fn issue_12_one_run_at_a_time_per_output_folder() {
         third.status.success(),
         "{}",
         String::from_utf8_lossy(&third.stderr)
+    );
+}
+
+#[test]
+fn issue_12_an_output_folder_deleted_mid_run_fails_the_run() {
+    // Deleting the output folder mid-run ended with exit 0 twice: the checkpoint writer
+    // recreated the folder, and the earlier frames and the stats log were gone.
+    let ws = Workspace::new();
+    let slow = "[simulation]\nframes = 100000\n[[object]]\nname = \"c\"\n\
+                grid = { size = [1.0, 1.0], resolution = [30, 30] }\ndensity = 0.2\n\
+                pin = [0]\nstretch = {}\n[output]\ncheckpoint_every = 2\n";
+    let scene = ws.write("slow.toml", slow);
+    let mut run = Command::new(BIN)
+        .arg("run")
+        .arg(&scene)
+        .args(["--quiet", "--out"])
+        .arg(ws.out())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !frame_recorded(&ws.out(), 5) {
+        assert!(Instant::now() < deadline, "no frame 5 after a long wait");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The writer may add a file while the folder is being removed: try until it is gone.
+    while ws.out().exists() {
+        let _ = std::fs::remove_dir_all(ws.out());
+    }
+    let output = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("was deleted or replaced during the run"),
+        "{stderr}"
+    );
+    assert!(
+        !ws.out().exists(),
+        "the deleted folder must not be recreated"
     );
 }
