@@ -439,7 +439,7 @@ fn issue_12_an_output_folder_deleted_mid_run_fails_the_run() {
                 grid = { size = [1.0, 1.0], resolution = [30, 30] }\ndensity = 0.2\n\
                 pin = [0]\nstretch = {}\n[output]\ncheckpoint_every = 2\n";
     let scene = ws.write("slow.toml", slow);
-    let mut run = Command::new(BIN)
+    let run = Command::new(BIN)
         .arg("run")
         .arg(&scene)
         .args(["--quiet", "--out"])
