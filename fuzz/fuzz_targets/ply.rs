@@ -1,9 +1,16 @@
-//! Bytes → the PLY reader (ascii and binary), as `mesh = "….ply"` reads a file.
+//! Bytes → the PLY reader (ascii and binary), as `mesh = "….ply"` reads a file; its messages
+//! quote input briefly.
 #![no_main]
+
+#[path = "common.rs"]
+mod common;
 
 use libfuzzer_sys::fuzz_target;
 use xpbd_sim::mesh::ply::parse_ply;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = parse_ply(data);
+    match parse_ply(data) {
+        Ok(mesh) => mesh.warnings.iter().for_each(|w| common::check_message(w)),
+        Err(error) => common::check_message(&format!("{error:#}")),
+    }
 });

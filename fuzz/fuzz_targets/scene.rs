@@ -7,6 +7,9 @@
 //! whose primitives exceed [`MAX_BUILT_PARTICLES`] (building them is legitimately slow).
 #![no_main]
 
+#[path = "common.rs"]
+mod common;
+
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 use xpbd_sim::scene::build::{build, primitive_particles};
@@ -26,19 +29,24 @@ fuzz_target!(|data: &[u8]| {
         Ok(scene) => scene,
         Err(error) => {
             // Formatting runs the message code (located spans, suggestions) to the end.
-            let _ = format!("{error:#}");
+            common::check_message(&format!("{error:#}"));
             return;
         }
     };
-    if !validate(&scene.file).errors.is_empty() {
+    let report = validate(&scene.file);
+    for message in report.errors.iter().chain(&report.warnings) {
+        common::check_message(&message.to_string());
+    }
+    if !report.errors.is_empty() {
         return;
     }
     let reads_files = scene.file.objects.iter().any(|o| o.mesh.is_some())
         || scene.file.colliders.iter().any(|c| c.mesh.is_some());
     let small = primitive_particles(&scene.file).is_ok_and(|n| n <= MAX_BUILT_PARTICLES);
     if !reads_files && small {
-        if let Err(error) = build(&scene) {
-            let _ = format!("{error:#}");
+        match build(&scene) {
+            Ok(built) => built.warnings.iter().for_each(|w| common::check_message(w)),
+            Err(error) => common::check_message(&format!("{error:#}")),
         }
     }
 });
