@@ -102,8 +102,9 @@ pub struct RunArgs {
     /// Print errors only (no progress, no warnings, no summary).
     #[arg(long)]
     pub quiet: bool,
-    /// Simulate and write only the stats log (for benchmarking). Refused together with
-    /// `--format`, which it would silently override.
-    #[arg(long, conflicts_with = "formats")]
+    /// Simulate and write only the stats log (for benchmarking): no frame files and no
+    /// checkpoints, since there is nothing to resume into. Refused together with `--format`,
+    /// which it would silently override, `--resume` and `--keep-checkpoints`.
+    #[arg(long, conflicts_with_all = ["formats", "resume", "keep_checkpoints"])]
     pub no_output: bool,
 }

@@ -144,6 +144,9 @@ pub struct Shot<'a> {
     start_frame: u64,
     fps: f64,
     checkpoint_every: u64,
+    /// Whether the run writes frame files, so that a checkpoint has something to resume
+    /// into. Without (`--no-output`, `formats = []`) it writes no checkpoints at all.
+    resumable: bool,
     keep_checkpoints: bool,
     /// The first frame index (from 0) this run computes: after the checkpoint it resumed from.
     first_index: u64,
@@ -356,6 +359,7 @@ impl<'a> Shot<'a> {
             start_frame,
             fps: file.simulation.fps,
             checkpoint_every: file.output.checkpoint_every,
+            resumable: !file.output.formats.is_empty(),
             keep_checkpoints: file.output.keep_checkpoints,
             first_index,
             solver,
@@ -377,19 +381,26 @@ impl<'a> Shot<'a> {
             .iter()
             .map(|o| o.topology_version)
             .sum();
-        let every = self.checkpoint_every;
+        let every = if self.resumable {
+            self.checkpoint_every
+        } else {
+            0
+        };
         for index in self.first_index..self.frames {
             let frame = self.start_frame + index;
             if index > self.first_index {
                 if let Some(signal) = self.stop_requests.requested() {
-                    // The state is the end of the frame before: checkpoint it and stop.
-                    if let Err(e) = checkpoint::write(
-                        &self.out_dir,
-                        &self.fingerprint,
-                        frame - 1,
-                        &solver.state_bytes(),
-                    ) {
-                        ending.checkpoint_error = Some(e);
+                    // The state is the end of the frame before: checkpoint it (when there
+                    // are frame files to resume into) and stop.
+                    if self.resumable {
+                        if let Err(e) = checkpoint::write(
+                            &self.out_dir,
+                            &self.fingerprint,
+                            frame - 1,
+                            &solver.state_bytes(),
+                        ) {
+                            ending.checkpoint_error = Some(e);
+                        }
                     }
                     ending.stopped = Some((signal, frame - 1));
                     break;
@@ -473,6 +484,7 @@ impl<'a> Shot<'a> {
             gates,
             keep_checkpoints,
             folder_lock,
+            resumable,
             ..
         } = self;
         let Ending {
@@ -528,13 +540,21 @@ impl<'a> Shot<'a> {
             return Err(Failure::Run(anyhow!(message)));
         }
         if let Some((signal, frame)) = stopped {
-            let message = format!(
-                "stopped by {} after frame {frame}; a checkpoint is in {}: continue with \
-                 `xpbd-sim run {} --resume` and the same output directory",
-                signal.name(),
-                shown_path(&checkpoint::directory(&out_dir)),
-                args.scene.display()
-            );
+            let message = if resumable {
+                format!(
+                    "stopped by {} after frame {frame}; a checkpoint is in {}: continue with \
+                     `xpbd-sim run {} --resume` and the same output directory",
+                    signal.name(),
+                    shown_path(&checkpoint::directory(&out_dir)),
+                    args.scene.display()
+                )
+            } else {
+                format!(
+                    "stopped by {} after frame {frame} (no checkpoint: the run writes no frame \
+                     files, so there is nothing to resume)",
+                    signal.name()
+                )
+            };
             let _ = stats.write(&summary("interrupted", Some(message.clone()), None));
             return Err(Failure::Stopped(anyhow!(message), signal.exit_code()));
         }

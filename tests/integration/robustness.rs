@@ -468,3 +468,42 @@ fn issue_12_an_output_folder_deleted_mid_run_fails_the_run() {
         "the deleted folder must not be recreated"
     );
 }
+
+#[test]
+fn issue_13_no_output_writes_no_checkpoints() {
+    // `--no-output` wrote 6.3 MB checkpoints on cloth-256 that nothing could resume into.
+    let ws = Workspace::new();
+    let slow = "[simulation]\nframes = 100000\n[[object]]\nname = \"c\"\n\
+                grid = { size = [1.0, 1.0], resolution = [30, 30] }\ndensity = 0.2\n\
+                pin = [0]\nstretch = {}\n[output]\ncheckpoint_every = 1\n";
+    let scene = ws.write("slow.toml", slow);
+    let mut run = Command::new(BIN)
+        .arg("run")
+        .arg(&scene)
+        .args(["--quiet", "--no-output", "--out"])
+        .arg(ws.out())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !frame_recorded(&ws.out(), 5) {
+        assert!(Instant::now() < deadline, "no frame 5 after a long wait");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!ws.out().join("checkpoints").exists());
+    // SAFETY: plain kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(run.id() as i32, libc::SIGINT) }, 0);
+    let status = run.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(run.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("no checkpoint"), "{stderr}");
+    assert!(!ws.out().join("checkpoints").exists());
+    let refused = Command::new(BIN)
+        .arg("run")
+        .arg(&scene)
+        .args(["--no-output", "--resume"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+}
