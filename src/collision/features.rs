@@ -66,6 +66,8 @@ pub struct FeatureContacts {
     /// its three edges (indices into the former).
     collider_edges: Vec<EdgeTable>,
     pairs: Vec<Pair>,
+    /// Scratch for one BVH query's hits, kept so a substep allocates nothing.
+    found: Vec<u32>,
     /// Pairs that pushed the cloth in the last substep.
     touching: usize,
 }
@@ -119,6 +121,7 @@ impl FeatureContacts {
             edges,
             collider_edges,
             pairs: Vec::new(),
+            found: Vec::new(),
             touching: 0,
         }
     }
@@ -141,22 +144,28 @@ impl FeatureContacts {
         x_prev: &[DVec3],
         margin: impl Fn(usize) -> f64,
     ) {
-        self.pairs = self.search(posed, x, x_prev, margin);
+        // Taken out and put back, so their capacity carries over from substep to substep.
+        let mut pairs = std::mem::take(&mut self.pairs);
+        let mut found = std::mem::take(&mut self.found);
+        pairs.clear();
+        self.search(posed, x, x_prev, margin, &mut pairs, &mut found);
+        self.pairs = pairs;
+        self.found = found;
     }
 
     /// Every collider vertex inside the box a cloth triangle sweeps from `x_prev` to `x`, and
     /// every collider edge whose box meets the box a cloth edge sweeps, both grown by twice
     /// `margin(c)` (the contact distance with collider `c`) and by how far the collider moves;
-    /// found through the collider's BVH, in cloth order, each pair once.
+    /// found through the collider's BVH, in cloth order, each pair once; appended to `pairs`.
     fn search(
         &self,
         posed: &[PosedCollider],
         x: &[DVec3],
         x_prev: &[DVec3],
         margin: impl Fn(usize) -> f64,
-    ) -> Vec<Pair> {
-        let mut pairs = Vec::new();
-        let mut found: Vec<u32> = Vec::new();
+        pairs: &mut Vec<Pair>,
+        found: &mut Vec<u32>,
+    ) {
         for (c, posed) in posed.iter().enumerate() {
             let (Some(pose), Some(mesh)) = (posed.mesh, &posed.collider.mesh) else {
                 continue;
@@ -208,7 +217,6 @@ impl FeatureContacts {
                 pairs.extend(found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32)));
             }
         }
-        pairs
     }
 
     /// The sample point of a pair on the cloth (particles, weights and the collider), when
@@ -303,7 +311,9 @@ impl FeatureContacts {
         x: &[DVec3],
         margin: impl Fn(usize) -> f64 + Copy,
     ) -> Vec<(usize, f64)> {
-        self.search(posed, x, x, margin)
+        let (mut pairs, mut found) = (Vec::new(), Vec::new());
+        self.search(posed, x, x, margin, &mut pairs, &mut found);
+        pairs
             .into_iter()
             .filter_map(|pair| {
                 let sample = self.sample(pair, posed, x, x, margin(pair.collider()))?;

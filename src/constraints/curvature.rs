@@ -88,7 +88,7 @@ impl<const N: usize> Constraint<N> for CurvatureConstraint<N> {
     fn material(&self) -> Material {
         self.material
     }
-    #[inline]
+    #[inline(always)]
     fn evaluate(&self, p: &[DVec3; N]) -> Option<(f64, [DVec3; N])> {
         let v: DVec3 = p.iter().zip(self.weights).map(|(&q, k)| q * k).sum();
         let length = v.length();

@@ -54,7 +54,7 @@ fn wrap_angle(angle: f64) -> f64 {
 /// `∇_e0 θ = −((d_A − |e|²) u_A + (d_B − |e|²) u_B) / |e|` and
 /// `∇_e1 θ = (d_A u_A + d_B u_B) / |e|`. One square root and two divisions in all (`v / s` on a
 /// vector would divide three times: reciprocals are taken once and multiplied).
-#[inline]
+#[inline(always)]
 pub fn dihedral_angle(p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
     let [e0, e1, o0, o1] = *p;
     let e = e1 - e0;
@@ -87,7 +87,7 @@ impl Constraint<4> for DihedralConstraint {
     fn material(&self) -> Material {
         self.material
     }
-    #[inline]
+    #[inline(always)]
     fn evaluate(&self, p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
         let (theta, grad) = dihedral_angle(p)?;
         Some((wrap_angle(theta - self.rest_angle), grad))

@@ -35,7 +35,7 @@ impl Constraint<2> for DistanceConstraint {
     fn material(&self) -> Material {
         self.material
     }
-    #[inline]
+    #[inline(always)]
     fn evaluate(&self, p: &[DVec3; 2]) -> Option<(f64, [DVec3; 2])> {
         let d = p[0] - p[1];
         let length = d.length();

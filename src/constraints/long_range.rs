@@ -25,7 +25,7 @@ impl Constraint<2> for LongRangeConstraint {
         Material::RIGID
     }
     /// `None` while the tether is slack: it does not act.
-    #[inline]
+    #[inline(always)]
     fn evaluate(&self, p: &[DVec3; 2]) -> Option<(f64, [DVec3; 2])> {
         let d = p[0] - p[1];
         let length = d.length();

@@ -33,7 +33,7 @@ impl Constraint<4> for TetVolumeConstraint {
     fn material(&self) -> Material {
         self.material
     }
-    #[inline]
+    #[inline(always)]
     fn evaluate(&self, p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
         let (a, b, c) = (p[1] - p[0], p[2] - p[0], p[3] - p[0]);
         let g2 = b.cross(c) / 6.0;
