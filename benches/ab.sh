@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Interleaved A/B timing of several xpbd-sim binaries on the issue-11 workloads
-# (docs/benchmarks.md, "Issue 11: what each addition costs").
+# Interleaved A/B timing of several xpbd-sim binaries on a set of workloads
+# (docs/benchmarks.md: "Issue 11: what each addition costs", "Issue 13").
 #
-# Usage: benches/issue11_ab.sh LABEL=BINARY [LABEL=BINARY ...]
-#   e.g. benches/issue11_ab.sh A=/tmp/xpbd-A B=/tmp/xpbd-B C=/tmp/xpbd-C D=target/release/xpbd-sim
-# Environment: ROUNDS (default 5), RESULTS (default /tmp/issue11-ab), SCENES (default: this
+# Usage: benches/ab.sh LABEL=BINARY [LABEL=BINARY ...]
+#   e.g. SET=issue13 benches/ab.sh A=/tmp/xpbd-A B=/tmp/xpbd-B C=target/release/xpbd-sim
+# Environment: SET (issue11, the default: contact-heavy scenes; issue13: the solver throughput
+# workloads), ROUNDS (default 5), RESULTS (default /tmp/ab-$SET), SCENES (default: this
 # checkout's scenes/; use one committed copy for all binaries), ONLY (run only the workloads
 # whose name contains this text), SUMMARY_ONLY=1 (redo the table from $RESULTS/runs.tsv).
 #
@@ -18,7 +19,8 @@
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
-RESULTS=${RESULTS:-/tmp/issue11-ab}
+SET=${SET:-issue11}
+RESULTS=${RESULTS:-/tmp/ab-$SET}
 SCENES=${SCENES:-$(cd "$(dirname "$0")/.." && pwd)/scenes}
 ONLY=${ONLY:-}
 
@@ -29,19 +31,29 @@ for arg in "$@"; do
 done
 
 # name | threads | scene (relative to $SCENES) | extra arguments
-WORKLOADS=(
+case "$SET" in
+issue11) WORKLOADS=(
     "skirt|2|skirt.toml|"
     "body|2|body.toml|"
     "drape-128|2|bench/drape-128.toml|"
     "drape-128-t1|1|bench/drape-128.toml|"
     "pile|2|pile.toml|"
     "cloth-128-f24|2|bench/cloth-128.toml|--frames 24"
-)
+) ;;
+issue13) WORKLOADS=(
+    "cloth-256-t1|1|bench/cloth-256.toml|--frames 24"
+    "cloth-256-t2|2|bench/cloth-256.toml|--frames 24"
+    "tets-48k-t2|2|bench/tets-48k.toml|--frames 24"
+    "skirt|2|skirt.toml|"
+    "pile|2|pile.toml|"
+) ;;
+*) echo "unknown SET=$SET (issue11 or issue13)" >&2; exit 2 ;;
+esac
 
 mkdir -p "$RESULTS"
 runs="$RESULTS/runs.tsv"
 if [ -z "${SUMMARY_ONLY:-}" ]; then
-printf 'workload\tround\tlabel\tsim_s\telapsed_s\tcpu_s\tmax_rss_kb\tmax_edge_strain\tmax_speed\texit\n' > "$runs"
+printf 'workload\tround\tlabel\tsim_s\telapsed_s\tcpu_s\tmax_rss_kb\tmax_edge_strain\tmax_speed\texit\tproj_per_s\n' > "$runs"
 echo "load before: $(uptime)" | tee "$RESULTS/load.txt"
 
 for round in $(seq 1 "$ROUNDS"); do
@@ -59,14 +71,14 @@ for round in $(seq 1 "$ROUNDS"); do
                 for (k = 1; k <= n; k++) s = s * 60 + p[k]; print s }' "$RESULTS/time.txt")
             cpu=$(awk -F': ' '/(User|System) time \(seconds\)/ { s += $2 } END { print s }' "$RESULTS/time.txt")
             rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$RESULTS/time.txt")
-            sim=NA; strain=NA; speed=NA
-            [ "$status" = 0 ] && read -r sim strain speed < <(jq -rs '
-                ([.[] | select(.type == "summary")] | last | .wall_seconds.simulation) as $s
+            sim=NA; strain=NA; speed=NA; proj=NA
+            [ "$status" = 0 ] && read -r sim strain speed proj < <(jq -rs '
+                ([.[] | select(.type == "summary")] | last) as $summary
                 | [.[] | select(.type == "frame")] as $f
-                | "\($s) \([$f[].max_edge_strain] | max) \([$f[].max_speed] | max)"' \
+                | "\($summary.wall_seconds.simulation) \([$f[].max_edge_strain] | max) \([$f[].max_speed] | max) \($summary.constraint_projections_per_second)"' \
                 "$out/stats.jsonl")
-            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$round" "$label" "$sim" \
-                "$elapsed" "$cpu" "$rss" "$strain" "$speed" "$status" | tee -a "$runs"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$round" "$label" "$sim" \
+                "$elapsed" "$cpu" "$rss" "$strain" "$speed" "$status" "$proj" | tee -a "$runs"
         done
     done
 done
@@ -90,19 +102,19 @@ awk -F'\t' -v first="${labels[0]}" -v all="${labels[*]}" '
         k = $1 SUBSEP $3
         if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
         if (!($1 in wseen)) { wseen[$1] = 1; works[++nw] = $1 }
-        sim[k] = sim[k] " " $4; el[k] = el[k] " " $5; cpu[k] = cpu[k] " " $6; rss[k] = rss[k] " " $7
+        sim[k] = sim[k] " " $4; el[k] = el[k] " " $5; cpu[k] = cpu[k] " " $6; rss[k] = rss[k] " " $7; proj[k] = proj[k] " " $11
         strain[k] = $8; speed[k] = $9; n[k]++
     }
     END {
         nl = split(all, lab, " "); for (i = 2; i <= nl; i++) prev[lab[i]] = lab[i - 1]
-        print "| workload | binary | runs | sim s (median) | vs " first " | vs previous | sim s (min) | min vs " first " | elapsed s | CPU s | max RSS MiB | max edge strain | max speed m/s |"
-        print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        print "| workload | binary | runs | sim s (median) | vs " first " | vs previous | sim s (min) | min vs " first " | elapsed s | CPU s | max RSS MiB | max edge strain | max speed m/s | M proj/s (median) |"
+        print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
         for (i = 1; i <= nk; i++) {
             split(order[i], p, SUBSEP); base = median(sim[p[1] SUBSEP first])
             m = median(sim[order[i]])
             vp = (p[2] in prev) ? sprintf("%.3f", m / median(sim[p[1] SUBSEP prev[p[2]]])) : "-"
             lo = least(sim[order[i]])
-            printf "| %s | %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.2f | %.1f | %.4g | %.4g |\n", p[1], p[2], n[order[i]],
-                m, m / base, vp, lo, lo / least(sim[p[1] SUBSEP first]), median(el[order[i]]), median(cpu[order[i]]), median(rss[order[i]]) / 1024, strain[order[i]], speed[order[i]]
+            printf "| %s | %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.2f | %.1f | %.4g | %.4g | %.1f |\n", p[1], p[2], n[order[i]],
+                m, m / base, vp, lo, lo / least(sim[p[1] SUBSEP first]), median(el[order[i]]), median(cpu[order[i]]), median(rss[order[i]]) / 1024, strain[order[i]], speed[order[i]], median(proj[order[i]]) / 1e6
         }
     }' "$runs" | tee "$RESULTS/summary.md"
