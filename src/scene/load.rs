@@ -375,7 +375,7 @@ fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
             .unwrap_or_default();
         anyhow!(
             "{}: {}{suffix}",
-            e.path(),
+            quoted(&e.path().to_string()),
             plain_words(e.inner().message().trim_end())
         )
     })?;
@@ -591,6 +591,11 @@ mod tests {
             let message = error_of(&text);
             assert!(message.len() < 1000, "{} bytes", message.len());
         }
+        // A megabyte key in a --set override (found by the fuzzer: the key path of the
+        // unknown field was printed whole).
+        let error = apply_overrides("", &[format!("simulation.{key}=1")]).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.len() < 1000, "{} bytes", message.len());
     }
 
     #[test]
