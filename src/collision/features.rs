@@ -37,6 +37,7 @@ use super::edge_edge::closest_parameters;
 use super::{resolve_contact, PosedCollider};
 use crate::model::Model;
 use glam::DVec3;
+use std::ops::Range;
 
 /// A collider vertex over a cloth triangle, or a collider edge beside a cloth edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,10 +67,19 @@ pub struct FeatureContacts {
     /// its three edges (indices into the former).
     collider_edges: Vec<EdgeTable>,
     pairs: Vec<Pair>,
-    /// Scratch for one BVH query's hits, kept so a substep allocates nothing.
-    found: Vec<u32>,
     /// Pairs that pushed the cloth in the last substep.
     touching: usize,
+}
+
+/// One thread's part of a substep's search ([`FeatureContacts::search_share`]), kept from
+/// substep to substep so the search allocates nothing once it is warm.
+#[derive(Default)]
+pub struct SearchShare {
+    /// The pairs found, by segment: collider `c`'s vertex–triangle pairs are segment `2c`,
+    /// its edge–edge pairs segment `2c + 1`.
+    segments: Vec<Vec<Pair>>,
+    /// Scratch for one BVH query's hits.
+    found: Vec<u32>,
 }
 
 /// Sorted unique edges of some triangles and, for each triangle, the index of each of its
@@ -121,7 +131,6 @@ impl FeatureContacts {
             edges,
             collider_edges,
             pairs: Vec::new(),
-            found: Vec::new(),
             touching: 0,
         }
     }
@@ -136,39 +145,65 @@ impl FeatureContacts {
         self.touching
     }
 
-    /// Lists this substep's pairs (see [`Self::search`]).
-    pub fn find(
-        &mut self,
+    /// Thread `t` of `threads` searches its contiguous share of the cloth triangles and edges
+    /// for this substep's pairs (see [`Self::search`]) into `share`. Every thread can search
+    /// at once; [`Self::join`] then lists the shares' pairs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_share(
+        &self,
         posed: &[PosedCollider],
         x: &[DVec3],
         x_prev: &[DVec3],
         margin: impl Fn(usize) -> f64,
+        t: usize,
+        threads: usize,
+        share: &mut SearchShare,
     ) {
-        // Taken out and put back, so their capacity carries over from substep to substep.
-        let mut pairs = std::mem::take(&mut self.pairs);
-        let mut found = std::mem::take(&mut self.found);
-        pairs.clear();
-        self.search(posed, x, x_prev, margin, &mut pairs, &mut found);
-        self.pairs = pairs;
-        self.found = found;
+        let triangles = crate::solver::parallel::share(0..self.triangles.len(), t, threads);
+        let edges = crate::solver::parallel::share(0..self.edges.len(), t, threads);
+        let SearchShare { segments, found } = share;
+        self.search(posed, x, x_prev, margin, triangles, edges, segments, found);
+    }
+
+    /// Lists this substep's pairs from every thread's share: segment by segment, the shares
+    /// in thread order. Shares are contiguous and in cloth order, so the list is the one a
+    /// single search would give, whatever the number of threads.
+    pub fn join(&mut self, shares: &[std::sync::Mutex<SearchShare>]) {
+        self.pairs.clear();
+        let segments = 2 * self.collider_edges.len();
+        for segment in 0..segments {
+            for share in shares {
+                let share = share.lock().unwrap_or_else(|e| e.into_inner());
+                self.pairs.extend_from_slice(&share.segments[segment]);
+            }
+        }
     }
 
     /// Every collider vertex inside the box a cloth triangle sweeps from `x_prev` to `x`, and
     /// every collider edge whose box meets the box a cloth edge sweeps, both grown by twice
     /// `margin(c)` (the contact distance with collider `c`) and by how far the collider moves;
-    /// found through the collider's BVH, in cloth order, each pair once; appended to `pairs`.
+    /// found through the collider's BVH, in cloth order, each pair once. Searches the cloth
+    /// triangles and edges of the given ranges into `segments` (see [`SearchShare`]).
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         posed: &[PosedCollider],
         x: &[DVec3],
         x_prev: &[DVec3],
         margin: impl Fn(usize) -> f64,
-        pairs: &mut Vec<Pair>,
+        triangles: Range<usize>,
+        edges: Range<usize>,
+        segments: &mut Vec<Vec<Pair>>,
         found: &mut Vec<u32>,
     ) {
+        segments.resize_with(2 * posed.len(), Vec::new);
+        segments.iter_mut().for_each(Vec::clear);
         for (c, posed) in posed.iter().enumerate() {
             let (Some(pose), Some(mesh)) = (posed.mesh, &posed.collider.mesh) else {
                 continue;
+            };
+            let [vertex_triangle, edge_edge] = &mut segments[2 * c..2 * c + 2] else {
+                unreachable!("two segments per collider");
             };
             let reach = 2.0 * margin(c) + pose.max_motion;
             let swept = |particles: &[u32]| {
@@ -178,7 +213,7 @@ impl FeatureContacts {
                 bounds(at, reach)
             };
             let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
-            for (t, triangle) in self.triangles.iter().enumerate() {
+            for (t, triangle) in triangles.clone().zip(&self.triangles[triangles.clone()]) {
                 let (min, max) = swept(triangle);
                 let inside = |v: u32| {
                     let p = pose.end[v as usize];
@@ -194,13 +229,13 @@ impl FeatureContacts {
                 });
                 found.sort_unstable();
                 found.dedup();
-                pairs.extend(
+                vertex_triangle.extend(
                     found
                         .iter()
                         .map(|&v| Pair::VertexTriangle(c as u32, v, t as u32)),
                 );
             }
-            for (f, edge) in self.edges.iter().enumerate() {
+            for (f, edge) in edges.clone().zip(&self.edges[edges.clone()]) {
                 let cloth_box = swept(edge);
                 found.clear();
                 pose.bvh
@@ -214,7 +249,7 @@ impl FeatureContacts {
                     });
                 found.sort_unstable();
                 found.dedup();
-                pairs.extend(found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32)));
+                edge_edge.extend(found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32)));
             }
         }
     }
@@ -311,10 +346,21 @@ impl FeatureContacts {
         x: &[DVec3],
         margin: impl Fn(usize) -> f64 + Copy,
     ) -> Vec<(usize, f64)> {
-        let (mut pairs, mut found) = (Vec::new(), Vec::new());
-        self.search(posed, x, x, margin, &mut pairs, &mut found);
-        pairs
+        let (mut segments, mut found) = (Vec::new(), Vec::new());
+        let (triangles, edges) = (0..self.triangles.len(), 0..self.edges.len());
+        self.search(
+            posed,
+            x,
+            x,
+            margin,
+            triangles,
+            edges,
+            &mut segments,
+            &mut found,
+        );
+        segments
             .into_iter()
+            .flatten()
             .filter_map(|pair| {
                 let sample = self.sample(pair, posed, x, x, margin(pair.collider()))?;
                 let margin = margin(sample.collider);

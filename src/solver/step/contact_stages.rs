@@ -1,7 +1,8 @@
 //! The contact stages of a substep: contacts between particles (objects against each other,
 //! self collision), searched and then solved by thread 0; particle–collider contacts, solved
 //! per particle on every thread; and mesh-collider vertices and edges against cloth faces and
-//! edges ([`crate::collision::features`]), searched and solved by thread 0.
+//! edges ([`crate::collision::features`]), searched by every thread in shares of the cloth and
+//! solved by thread 0.
 
 use super::Frame;
 use crate::collision::{resolve_contact, PosedCollider};
@@ -105,19 +106,31 @@ impl Frame<'_> {
         self.colliders[c].contact_margin(self.params.particle_radius)
     }
 
-    /// Thread 0 lists the substep's collider-feature pairs while the others wait.
+    /// Every thread searches its share of the cloth for the substep's collider-feature pairs;
+    /// thread 0 joins the shares in order.
     pub(super) fn find_feature_contacts(&self, t: usize, posed: &[PosedCollider]) {
         if !self.has_feature_contacts {
             return;
         }
-        if t == 0 {
+        {
             // SAFETY: read-only; nobody writes positions in this stage.
             let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
-            let mut features = self
+            let features = self
                 .feature_contacts
+                .read()
+                .unwrap_or_else(|e| e.into_inner());
+            let mut share = self.feature_shares[t]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            features.find(posed, x, x_prev, |c| self.collider_margin(c));
+            let margin = |c| self.collider_margin(c);
+            features.search_share(posed, x, x_prev, margin, t, self.threads, &mut share);
+        }
+        self.barrier.wait();
+        if t == 0 {
+            self.feature_contacts
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .join(self.feature_shares);
         }
         self.barrier.wait();
     }
@@ -131,7 +144,7 @@ impl Frame<'_> {
         if t == 0 {
             let mut features = self
                 .feature_contacts
-                .lock()
+                .write()
                 .unwrap_or_else(|e| e.into_inner());
             // SAFETY: thread 0 alone touches the particles in this stage; x_prev is read-only.
             let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };

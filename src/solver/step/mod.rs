@@ -29,7 +29,7 @@ use super::colouring::ConstraintBlock;
 use super::contacts::{Candidates, ParticleContacts, Sweeps};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier};
-use crate::collision::features::FeatureContacts;
+use crate::collision::features::{FeatureContacts, SearchShare};
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
@@ -82,7 +82,9 @@ pub struct Solver {
     /// Contacts between particles (objects against each other, self collision).
     particle_contacts: RwLock<ParticleContacts>,
     /// Mesh-collider vertices and edges against cloth faces and edges.
-    feature_contacts: Mutex<FeatureContacts>,
+    feature_contacts: RwLock<FeatureContacts>,
+    /// Each worker thread's part of the feature-contact search.
+    feature_shares: Vec<Mutex<SearchShare>>,
     /// The frame's mean velocities, for the caches.
     motion: FrameMotion,
     pool: rayon::ThreadPool,
@@ -138,7 +140,8 @@ impl Solver {
         }
         Ok(Solver {
             particle_contacts: RwLock::new(ParticleContacts::new(&model)),
-            feature_contacts: Mutex::new(FeatureContacts::new(&model)),
+            feature_contacts: RwLock::new(FeatureContacts::new(&model)),
+            feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
             motion: FrameMotion::default(),
             mesh_poses,
             model,
@@ -191,7 +194,7 @@ impl Solver {
         self.contact_normal.resize(n, DVec3::ZERO);
         self.contact_surface.resize(n, DVec3::ZERO);
         self.particle_contacts = RwLock::new(ParticleContacts::new(&self.model));
-        self.feature_contacts = Mutex::new(FeatureContacts::new(&self.model));
+        self.feature_contacts = RwLock::new(FeatureContacts::new(&self.model));
         let model = &self.model;
         self.collides = (0..n)
             .map(|i| {
@@ -211,7 +214,7 @@ impl Solver {
     /// Cloth samples that mesh-collider vertices or edges pushed in the last substep.
     pub fn feature_contact_count(&self) -> usize {
         self.feature_contacts
-            .lock()
+            .read()
             .unwrap_or_else(|e| e.into_inner())
             .touching()
     }
@@ -223,7 +226,7 @@ impl Solver {
         let radius = self.model.params.particle_radius;
         let colliders = &self.model.colliders;
         self.feature_contacts
-            .lock()
+            .read()
             .unwrap_or_else(|e| e.into_inner())
             .penetrations(&self.posed_colliders(), &self.model.particles.x, |c| {
                 colliders[c].contact_margin(radius)
@@ -304,6 +307,7 @@ impl Solver {
                 .unwrap_or_else(|e| e.into_inner())
                 .is_empty(),
             feature_contacts: &self.feature_contacts,
+            feature_shares: &self.feature_shares,
             sweeps: RwLock::new(None),
             candidate_shares: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: &self.mesh_poses,
@@ -436,8 +440,9 @@ struct Frame<'a> {
     particle_contacts: &'a RwLock<ParticleContacts>,
     /// Whether `feature_contacts` has anything to do (colliding cloth and a mesh collider).
     has_feature_contacts: bool,
-    /// Searched and solved by thread 0.
-    feature_contacts: &'a Mutex<FeatureContacts>,
+    /// Searched by every thread into its share, joined and solved by thread 0.
+    feature_contacts: &'a RwLock<FeatureContacts>,
+    feature_shares: &'a [Mutex<SearchShare>],
     /// What the current substep's candidate tests need (the hash, swept boxes, a search for
     /// new near lists), dropped once the candidates are joined; each thread's share of them.
     sweeps: RwLock<Option<Sweeps>>,
