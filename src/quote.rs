@@ -27,8 +27,20 @@ pub fn shown_path(path: &Path) -> String {
 
 /// The part of `line` a message shows: all of it when short, else [`MAX_QUOTED`] characters
 /// around 1-based `column`, with `…` where it was cut. Returns the text and the column of the
-/// caret in it.
+/// caret in it. Control characters but tabs are shown escaped (`\n`, `\u{1b}`), so quoted
+/// input is always one line and cannot drive the terminal.
 pub fn window(line: &str, column: usize) -> (String, usize) {
+    let escaped = escape_controls(line);
+    // The caret's column in the escaped line: the escaped width of what comes before it.
+    let column = 1 + escape_controls(
+        &line
+            .chars()
+            .take(column.saturating_sub(1))
+            .collect::<String>(),
+    )
+    .chars()
+    .count();
+    let line = &escaped;
     let length = line.chars().count();
     if length <= MAX_QUOTED {
         return (line.to_string(), column);
@@ -49,6 +61,26 @@ pub fn window(line: &str, column: usize) -> (String, usize) {
     )
 }
 
+/// `text` with its control characters but tabs escaped as Rust escapes them; borrowed when it
+/// has none.
+fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\t';
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let escaped = text
+        .chars()
+        .map(|c| {
+            if escaped(c) {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(escaped)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +97,15 @@ mod tests {
         assert_eq!(shown.chars().count(), MAX_QUOTED);
         assert!(shown.starts_with('…') && shown.ends_with("/cloth.obj"));
         assert_eq!(shown_path(Path::new("a/b.obj")), "a/b.obj");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_so_a_quote_is_one_line() {
+        assert_eq!(quoted("a\nb\u{1b}[31m"), "a\\nb\\u{1b}[31m");
+        let long = "x\n".repeat(1000);
+        assert!(!quoted(&long).contains('\n') && quoted(&long).chars().count() <= 101);
+        // The caret stays under the character it points at.
+        assert_eq!(window("a\u{7}b", 3), ("a\\u{7}b".to_string(), 7));
+        assert_eq!(window("a\tb", 3), ("a\tb".to_string(), 3));
     }
 }

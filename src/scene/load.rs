@@ -141,17 +141,9 @@ fn at_span(text: &str, offset: usize, key_path: &str, message: &str) -> anyhow::
 /// Serde names Rust types; say what they mean to someone writing a scene. Text quoted from
 /// the scene (`` `name` ``) is clipped, so a megabyte-long key gives a short message.
 fn plain_words(message: &str) -> String {
-    let clipped: Vec<String> = message
-        .split('`')
-        .enumerate()
-        .map(|(k, part)| {
-            if k % 2 == 1 {
-                window(part, 1).0
-            } else {
-                part.to_string()
-            }
-        })
-        .collect();
+    // Every piece is clipped, not only the odd (quoted) ones: a name that itself holds a
+    // backtick shifts which pieces are quoted. Serde's own words are short pieces anyway.
+    let clipped: Vec<String> = message.split('`').map(|part| window(part, 1).0).collect();
     clipped
         .join("`")
         .replace("expected u64", "expected a whole number >= 0")
@@ -596,6 +588,15 @@ mod tests {
         let error = apply_overrides("", &[format!("simulation.{key}=1")]).unwrap_err();
         let message = format!("{error:#}");
         assert!(message.len() < 1000, "{} bytes", message.len());
+        // A key holding backticks and newlines (also the fuzzer's): it shifted which parts
+        // of serde's message were quoted, and its newlines made lines of their own.
+        let key = format!("a`{}\n`{}", "b\n".repeat(2000), "c".repeat(3000));
+        let error = apply_overrides("", &[format!("{key}=1")]).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(
+            message.lines().count() == 1 && message.len() < 1000,
+            "{message}"
+        );
     }
 
     #[test]
