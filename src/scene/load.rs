@@ -141,14 +141,34 @@ fn at_span(text: &str, offset: usize, key_path: &str, message: &str) -> anyhow::
 /// Serde names Rust types; say what they mean to someone writing a scene. Text quoted from
 /// the scene (`` `name` ``) is clipped, so a megabyte-long key gives a short message.
 fn plain_words(message: &str) -> String {
-    // Every piece is clipped, not only the odd (quoted) ones: a name that itself holds a
-    // backtick shifts which pieces are quoted. Serde's own words are short pieces anyway.
-    let clipped: Vec<String> = message.split('`').map(|part| window(part, 1).0).collect();
-    clipped
-        .join("`")
+    clip_quoted(message)
         .replace("expected u64", "expected a whole number >= 0")
         .replace("expected f64", "expected a number")
         .replace("expected a boolean", "expected true or false")
+}
+
+/// `message` with the scene's text in it cut to [`crate::quote::MAX_QUOTED`] characters.
+///
+/// Serde quotes names in backticks, but a name may hold backticks itself (a TOML quoted key,
+/// a `--set` key): in "unknown field `…`, expected …" the user's name is everything between
+/// the first backtick and the last "`, expected" / "`, there are no", whatever it holds, and
+/// is quoted as one piece. Elsewhere every backtick-separated piece is clipped, serde's own
+/// words included (they are short).
+fn clip_quoted(message: &str) -> String {
+    for prefix in ["unknown field `", "unknown variant `"] {
+        let Some(rest) = message.strip_prefix(prefix) else {
+            continue;
+        };
+        let end = rest
+            .rfind("`, expected")
+            .or_else(|| rest.rfind("`, there are no"));
+        if let Some(end) = end {
+            let (name, tail) = rest.split_at(end);
+            return format!("{prefix}{}{}", quoted(name), clip_quoted(tail));
+        }
+    }
+    let pieces: Vec<String> = message.split('`').map(|piece| window(piece, 1).0).collect();
+    pieces.join("`")
 }
 
 /// 1-based line and column (in characters) of a byte offset, and that line's text.
@@ -591,12 +611,19 @@ mod tests {
         // A key holding backticks and newlines (also the fuzzer's): it shifted which parts
         // of serde's message were quoted, and its newlines made lines of their own.
         let key = format!("a`{}\n`{}", "b\n".repeat(2000), "c".repeat(3000));
-        let error = apply_overrides("", &[format!("{key}=1")]).unwrap_err();
-        let message = format!("{error:#}");
-        assert!(
-            message.lines().count() == 1 && message.len() < 1000,
-            "{message}"
-        );
+        let many = "`x".repeat(3000);
+        for key in [key, many] {
+            let error = apply_overrides("", &[format!("{key}=1")]).unwrap_err();
+            let message = format!("{error:#}");
+            assert!(
+                message.lines().count() == 1 && message.len() < 1000,
+                "{message}"
+            );
+        }
+        // The same in the scene file, as a TOML quoted key.
+        let many = "`y".repeat(3000);
+        let message = error_of(&format!("\"{many}\" = 1\n"));
+        assert!(message.lines().all(|l| l.len() < 1000), "{message}");
     }
 
     #[test]
