@@ -8,7 +8,7 @@
 
 use super::obj::parse_coordinate;
 use super::{Mesh, MAX_VERTICES};
-use crate::quote::shown_path;
+use crate::quote::{quoted, shown_path};
 use anyhow::{bail, Context, Result};
 use glam::DVec3;
 use std::path::Path;
@@ -112,9 +112,9 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
         }
         let mut tet = [0u32; 4];
         for (slot, word) in tet.iter_mut().zip(&words[1..5]) {
-            let node: usize = word
-                .parse()
-                .map_err(|_| anyhow::anyhow!(".ele line {line}: `{word}` is not a node index"))?;
+            let node: usize = word.parse().map_err(|_| {
+                anyhow::anyhow!(".ele line {line}: `{}` is not a node index", quoted(word))
+            })?;
             if node < base || node - base >= node_count {
                 bail!(
                     ".ele line {line}: node {node} does not exist ({node_count} nodes from {base})"

@@ -22,7 +22,8 @@ pub fn check_template(template: &str, object_count: usize) -> Result<(), String>
             t if frame_width(t).is_some() => has_frame = true,
             t => {
                 return Err(format!(
-                    "`{shown}`: unknown placeholder `{{{t}}}`; use {{object}}, {{frame}} or {{frame:04}}"
+                    "`{shown}`: unknown placeholder `{{{}}}`; use {{object}}, {{frame}} or {{frame:04}}",
+                    quoted(t)
                 ))
             }
         }
@@ -260,5 +261,13 @@ mod tests {
         let long = "x".repeat(250);
         let message = check_names("{object}.{frame:04}", &[&long], 1, 3).unwrap_err();
         assert!(message.contains("bytes"), "{message}");
+    }
+
+    #[test]
+    fn a_long_unknown_placeholder_is_quoted_short() {
+        // Found by the scene fuzzer: the placeholder's text was echoed whole.
+        let template = format!("{{frame}}{{{}}}", "s".repeat(3000));
+        let message = check_template(&template, 1).unwrap_err();
+        assert!(message.len() < 400, "{message}");
     }
 }
