@@ -17,10 +17,10 @@
 //! The acos form of the 2007 appendix has an infinite gradient at a flat rest state; atan2
 //! does not. Compliance is per hinge in 1/(N·m): a hinge under a torque τ settles at
 //! `θ − θ0 = α τ`. On a 1 m sheet of 32 × 32 particles, 1e-3 behaves like a plate and 1e2–1e4
-//! like cloth. Skipped when a triangle or the edge is degenerate. `atan2` is the inlined
-//! polynomial of [`super::atan2`] (within one unit in the last place of π of the library's).
+//! like cloth. Skipped when a triangle or the edge is degenerate. `atan2` is the library's: a
+//! polynomial one, inlined, was measured 8–14 % slower on cloth-256 (docs/benchmarks.md,
+//! "Issue 13").
 
-use super::atan2::atan2;
 use super::{Constraint, Material};
 use glam::DVec3;
 use std::f64::consts::{PI, TAU};
@@ -70,7 +70,7 @@ pub fn dihedral_angle(p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
     }
     let inv_edge_length = e_sq.sqrt().recip();
     let edge_length = e_sq * inv_edge_length;
-    let theta = atan2(n_a.cross(n_b).dot(e) * inv_edge_length, n_a.dot(n_b));
+    let theta = f64::atan2(n_a.cross(n_b).dot(e) * inv_edge_length, n_a.dot(n_b));
     let inv_product = (n_a_sq * n_b_sq).recip();
     let (u_a, u_b) = (n_a * (n_b_sq * inv_product), n_b * (n_a_sq * inv_product));
     let (d_a, d_b) = ((o0 - e0).dot(e), (o1 - e0).dot(e));

@@ -20,7 +20,6 @@
 //! `Δλ = −k' C / Σ_i w_i |∇_i C|²` with `k' = 1 − (1 − k)^(1/n)` for n iterations per substep,
 //! which removes the dependence on the iteration count but not on the time step.
 
-pub mod atan2;
 pub mod curvature;
 pub mod dihedral;
 pub mod distance;
