@@ -430,19 +430,22 @@ fn issue_12_one_run_at_a_time_per_output_folder() {
     );
 }
 
-#[test]
-fn issue_12_an_output_folder_deleted_mid_run_fails_the_run() {
-    // Deleting the output folder mid-run ended with exit 0 twice: the checkpoint writer
-    // recreated the folder, and the earlier frames and the stats log were gone.
-    let ws = Workspace::new();
-    let slow = "[simulation]\nframes = 100000\n[[object]]\nname = \"c\"\n\
-                grid = { size = [1.0, 1.0], resolution = [30, 30] }\ndensity = 0.2\n\
-                pin = [0]\nstretch = {}\n[output]\ncheckpoint_every = 2\n";
-    let scene = ws.write("slow.toml", slow);
+/// Starts a run of a 30 × 30 cloth for 100 000 frames (checkpoints every `checkpoint_every`)
+/// into `ws.out()` with `extra` arguments and stderr piped, and returns its scene and process
+/// once frame 5 is recorded.
+fn start_long_run(ws: &Workspace, checkpoint_every: u32, extra: &[&str]) -> (PathBuf, Child) {
+    let slow = format!(
+        "[simulation]\nframes = 100000\n[[object]]\nname = \"c\"\n\
+         grid = {{ size = [1.0, 1.0], resolution = [30, 30] }}\ndensity = 0.2\n\
+         pin = [0]\nstretch = {{}}\n[output]\ncheckpoint_every = {checkpoint_every}\n"
+    );
+    let scene = ws.write("slow.toml", &slow);
     let run = Command::new(BIN)
         .arg("run")
         .arg(&scene)
-        .args(["--quiet", "--out"])
+        .arg("--quiet")
+        .args(extra)
+        .arg("--out")
         .arg(ws.out())
         .stderr(Stdio::piped())
         .spawn()
@@ -452,6 +455,15 @@ fn issue_12_an_output_folder_deleted_mid_run_fails_the_run() {
         assert!(Instant::now() < deadline, "no frame 5 after a long wait");
         std::thread::sleep(Duration::from_millis(5));
     }
+    (scene, run)
+}
+
+#[test]
+fn issue_12_an_output_folder_deleted_mid_run_fails_the_run() {
+    // Deleting the output folder mid-run ended with exit 0 twice: the checkpoint writer
+    // recreated the folder, and the earlier frames and the stats log were gone.
+    let ws = Workspace::new();
+    let (_, run) = start_long_run(&ws, 2, &[]);
     // The writer may add a file while the folder is being removed: try until it is gone.
     while ws.out().exists() {
         let _ = std::fs::remove_dir_all(ws.out());
@@ -473,23 +485,7 @@ fn issue_12_an_output_folder_deleted_mid_run_fails_the_run() {
 fn issue_13_no_output_writes_no_checkpoints() {
     // `--no-output` wrote 6.3 MB checkpoints on cloth-256 that nothing could resume into.
     let ws = Workspace::new();
-    let slow = "[simulation]\nframes = 100000\n[[object]]\nname = \"c\"\n\
-                grid = { size = [1.0, 1.0], resolution = [30, 30] }\ndensity = 0.2\n\
-                pin = [0]\nstretch = {}\n[output]\ncheckpoint_every = 1\n";
-    let scene = ws.write("slow.toml", slow);
-    let mut run = Command::new(BIN)
-        .arg("run")
-        .arg(&scene)
-        .args(["--quiet", "--no-output", "--out"])
-        .arg(ws.out())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !frame_recorded(&ws.out(), 5) {
-        assert!(Instant::now() < deadline, "no frame 5 after a long wait");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let (scene, mut run) = start_long_run(&ws, 1, &["--no-output"]);
     assert!(!ws.out().join("checkpoints").exists());
     // SAFETY: plain kill(2) on our own child's pid.
     assert_eq!(unsafe { libc::kill(run.id() as i32, libc::SIGINT) }, 0);
