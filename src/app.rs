@@ -9,10 +9,9 @@ use std::path::Path;
 use xpbd_sim::diff::{compare_caches, DiffReport, Side};
 use xpbd_sim::gates::limits;
 use xpbd_sim::model::kind_counts;
-use xpbd_sim::output::clobber::{refuse_writing_over_inputs, OutputNames};
+use xpbd_sim::output::clobber::refuse_writing_over_inputs;
 use xpbd_sim::quote::shown_path;
 use xpbd_sim::scene::build::{build, human_bytes, Built};
-use xpbd_sim::scene::inputs::input_files;
 use xpbd_sim::scene::load::{gate_override, load, LoadedScene};
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::scene::validate::validate;
@@ -208,11 +207,7 @@ fn check(path: &Path) -> Result<(), Failure> {
         warnings,
     } = prepare(path, &[], |_| {})?;
     let out_dir = scene.base_dir.join(&scene.file.output.dir);
-    refuse_writing_over_inputs(
-        &OutputNames::new(&scene.file, &out_dir),
-        &input_files(&scene),
-    )
-    .map_err(Failure::Input)?;
+    refuse_writing_over_inputs(&scene, &out_dir).map_err(Failure::Input)?;
     use std::fmt::Write as _;
     // Written in one piece at the end, ignoring a closed pipe (`xpbd-sim check … | head`).
     let mut out = String::new();

@@ -16,14 +16,13 @@ use std::time::{Duration, Instant, SystemTime};
 use xpbd_sim::gates::{GateResult, GateTracker};
 use xpbd_sim::model::{kind_counts, Model};
 use xpbd_sim::output::checkpoint;
-use xpbd_sim::output::clobber::{refuse_writing_over_inputs, OutputNames};
+use xpbd_sim::output::clobber::refuse_writing_over_inputs;
 use xpbd_sim::output::durable::check_writable;
 use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
 use xpbd_sim::output::lock::{FolderLock, LockError};
 use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
 use xpbd_sim::output::writer::BackgroundWriter;
 use xpbd_sim::quote::shown_path;
-use xpbd_sim::scene::inputs::input_files;
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
 use xpbd_sim::solver::step::{Divergence, Solver};
@@ -223,8 +222,7 @@ impl<'a> Shot<'a> {
         let start_frame = file.simulation.start_frame;
         let stats_path = out_dir.join(&file.output.stats);
         let model = built.model;
-        refuse_writing_over_inputs(&OutputNames::new(file, &out_dir), &input_files(&scene))
-            .map_err(Failure::Input)?;
+        refuse_writing_over_inputs(&scene, &out_dir).map_err(Failure::Input)?;
         let constraint_counts = kind_counts(&model).into_iter().collect();
         let object_counts: Vec<ObjectCount> = model
             .objects

@@ -8,6 +8,7 @@
 
 use super::obj::parse_coordinate;
 use super::{Mesh, MAX_VERTICES};
+use crate::constraints::tet_volume::tet_volume;
 use crate::quote::{quoted, shown_path};
 use anyhow::{bail, Context, Result};
 use glam::DVec3;
@@ -150,10 +151,7 @@ fn orientation_warning(mesh: &Mesh, tet_lines: &[usize]) -> Option<String> {
     let volumes: Vec<f64> = mesh
         .tets
         .iter()
-        .map(|tet| {
-            let p = tet.map(|i| mesh.positions[i as usize]);
-            (p[1] - p[0]).cross(p[2] - p[0]).dot(p[3] - p[0])
-        })
+        .map(|tet| tet_volume(&tet.map(|i| mesh.positions[i as usize])))
         .collect();
     let largest = volumes.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let flat = |v: f64| v.abs() <= 1e-12 * largest;

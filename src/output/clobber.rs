@@ -8,24 +8,26 @@
 use super::durable::{temporary_name, WRITE_PROBE};
 use super::naming::{self, CHECKPOINT_DIRECTORY};
 use crate::quote::shown_path;
+use crate::scene::inputs::input_files;
+use crate::scene::load::LoadedScene;
 use crate::scene::types::{Format, SceneFile};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
 /// The names a run writes in its output directory.
-pub struct OutputNames<'a> {
-    pub dir: &'a Path,
-    pub stats: &'a str,
-    pub template: &'a str,
-    pub objects: Vec<&'a str>,
-    pub formats: &'a [Format],
-    pub first_frame: u64,
-    pub last_frame: u64,
+struct OutputNames<'a> {
+    dir: &'a Path,
+    stats: &'a str,
+    template: &'a str,
+    objects: Vec<&'a str>,
+    formats: &'a [Format],
+    first_frame: u64,
+    last_frame: u64,
 }
 
 impl<'a> OutputNames<'a> {
     /// What a run of `scene` writes into `dir`.
-    pub fn new(scene: &'a SceneFile, dir: &'a Path) -> Self {
+    fn new(scene: &'a SceneFile, dir: &'a Path) -> Self {
         let simulation = &scene.simulation;
         OutputNames {
             dir,
@@ -41,12 +43,17 @@ impl<'a> OutputNames<'a> {
     }
 }
 
+/// An error naming the first file `scene` reads that a run of it into `dir` would replace.
+pub fn refuse_writing_over_inputs(scene: &LoadedScene, dir: &Path) -> Result<()> {
+    refuse_writing_over(&OutputNames::new(&scene.file, dir), &input_files(scene))
+}
+
 /// An error naming the first input that one of the run's output files would replace.
 ///
 /// Directory entries are compared, not file contents: an input's folder is resolved through
 /// symlinks (`canonicalize`), its last component is kept as written, since writing replaces
 /// the entry in the output directory and never writes through a symlink.
-pub fn refuse_writing_over_inputs(outputs: &OutputNames, inputs: &[PathBuf]) -> Result<()> {
+fn refuse_writing_over(outputs: &OutputNames, inputs: &[PathBuf]) -> Result<()> {
     let Ok(dir) = outputs.dir.canonicalize() else {
         // Not created yet: no input can be in it.
         return Ok(());
@@ -159,8 +166,7 @@ mod tests {
             first_frame: 1,
             last_frame: 48,
         };
-        let refused =
-            |name: &str| refuse_writing_over_inputs(&outputs, &[dir.path().join(name)]).is_err();
+        let refused = |name: &str| refuse_writing_over(&outputs, &[dir.path().join(name)]).is_err();
         for name in [
             "stats.jsonl",
             ".stats.jsonl.tmp",
@@ -183,11 +189,11 @@ mod tests {
         }
         // An input elsewhere, and an output folder that does not exist yet.
         let other = tempfile::tempdir().unwrap();
-        assert!(refuse_writing_over_inputs(&outputs, &[other.path().join("c.0001.obj")]).is_ok());
+        assert!(refuse_writing_over(&outputs, &[other.path().join("c.0001.obj")]).is_ok());
         let missing = OutputNames {
             dir: &dir.path().join("new"),
             ..outputs
         };
-        assert!(refuse_writing_over_inputs(&missing, &[dir.path().join("new/c.0001.obj")]).is_ok());
+        assert!(refuse_writing_over(&missing, &[dir.path().join("new/c.0001.obj")]).is_ok());
     }
 }
