@@ -26,7 +26,8 @@
 //! **Rope bend** `[a, b, c]` (consecutive along a polyline): `K = [1, −2, 1]`, `s = 1 / L` with
 //! `L` the mean rest length of the two segments: `C ≈ θ` for a small bend θ at b. 1/(N·m).
 
-use super::{Constraint, Material};
+use super::lanes::{Real, Vec3};
+use super::{per_lane, Constraint, Material};
 use glam::DVec3;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,6 +83,9 @@ impl RopeBendingConstraint {
 }
 
 impl<const N: usize> Constraint<N> for CurvatureConstraint<N> {
+    /// `K` and `s`.
+    type Shape<S: Real> = ([S; N], S);
+
     fn particles(&self) -> [u32; N] {
         self.particles
     }
@@ -89,18 +93,33 @@ impl<const N: usize> Constraint<N> for CurvatureConstraint<N> {
         self.material
     }
     #[inline(always)]
-    fn evaluate(&self, p: &[DVec3; N]) -> Option<(f64, [DVec3; N])> {
-        let v: DVec3 = p.iter().zip(self.weights).map(|(&q, k)| q * k).sum();
-        let length = v.length();
-        let reference = p
-            .iter()
-            .fold(0.0f64, |m, q| m.max(q.abs().max_element()))
-            .max(1.0);
-        if length <= 1e-14 * reference {
-            return None;
+    fn shape<S: Real>(items: &[Self]) -> ([S; N], S) {
+        let mut weights = [S::splat(0.0); N];
+        for (k, weight) in weights.iter_mut().enumerate() {
+            *weight = per_lane(items, |c| c.weights[k]);
         }
-        let direction = v * (self.scale / length);
-        Some((self.scale * length, self.weights.map(|k| direction * k)))
+        (weights, per_lane(items, |c| c.scale))
+    }
+    /// Does not act where `v` vanishes (relative to the coordinates' size).
+    #[inline(always)]
+    fn value_and_gradient<S: Real>(
+        (weights, scale): &([S; N], S),
+        p: &[Vec3<S>; N],
+    ) -> (S, [Vec3<S>; N], S::Mask) {
+        let mut v = p[0].scale(weights[0]);
+        let mut reference = S::splat(1.0).max(p[0].max_abs());
+        for k in 1..N {
+            v = v + p[k].scale(weights[k]);
+            reference = reference.max(p[k].max_abs());
+        }
+        let length = v.length();
+        let direction = v.scale(*scale / length);
+        let acts = !length.le(S::splat(1e-14) * reference);
+        let mut grad = [direction; N];
+        for (g, &k) in grad.iter_mut().zip(weights) {
+            *g = direction.scale(k);
+        }
+        (*scale * length, grad, acts)
     }
 }
 

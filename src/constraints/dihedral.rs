@@ -17,11 +17,13 @@
 //! The acos form of the 2007 appendix has an infinite gradient at a flat rest state; atan2
 //! does not. Compliance is per hinge in 1/(N·m): a hinge under a torque τ settles at
 //! `θ − θ0 = α τ`. On a 1 m sheet of 32 × 32 particles, 1e-3 behaves like a plate and 1e2–1e4
-//! like cloth. Skipped when a triangle or the edge is degenerate. `atan2` is the library's: a
-//! polynomial one, inlined, was measured 8–14 % slower on cloth-256 (docs/benchmarks.md,
-//! "Issue 13").
+//! like cloth. Skipped when a triangle or the edge is degenerate. `atan2` is the polynomial of
+//! [`super::atan2`] (within one unit in the last place of π of the library's), which runs in
+//! the lanes of a batch; alone it is slower than glibc's (docs/benchmarks.md, "Issue 13").
 
-use super::{Constraint, Material};
+use super::atan2::atan2;
+use super::lanes::{Real, Vec3};
+use super::{per_lane, Constraint, Material};
 use glam::DVec3;
 use std::f64::consts::{PI, TAU};
 
@@ -35,20 +37,22 @@ pub struct DihedralConstraint {
 }
 
 /// Wraps an angle difference into (−π, π].
-#[inline]
-fn wrap_angle(angle: f64) -> f64 {
-    if angle > -PI && angle <= PI {
-        return angle;
-    }
-    let wrapped = angle - TAU * ((angle + PI) * (1.0 / TAU)).floor();
-    if wrapped <= -PI {
-        wrapped + TAU
-    } else {
-        wrapped
-    }
+#[inline(always)]
+fn wrap_angle<S: Real>(angle: S) -> S {
+    let inside = angle.gt(S::splat(-PI)) & angle.le(S::splat(PI));
+    let wrapped = angle - S::splat(TAU) * ((angle + S::splat(PI)) * S::splat(1.0 / TAU)).floor();
+    let wrapped = S::select(wrapped.le(S::splat(-PI)), wrapped + S::splat(TAU), wrapped);
+    S::select(inside, angle, wrapped)
 }
 
-/// The signed dihedral angle θ of the stencil `[e0, e1, o0, o1]` and its gradient.
+/// The signed dihedral angle θ of the stencil `[e0, e1, o0, o1]` and its gradient, or `None`
+/// when a triangle or the edge is degenerate.
+pub fn dihedral_angle(p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
+    let (theta, grad, defined) = hinge_angle(&p.map(Vec3::from));
+    defined.then(|| (theta, grad.map(DVec3::from)))
+}
+
+/// θ and `∇θ` of [`dihedral_angle`], and where they are defined, over any [`Real`].
 ///
 /// `atan2` is scale invariant, so θ comes from the unnormalised normals:
 /// `θ = atan2((n_A × n_B) · e / |e|, n_A · n_B)`. With `d_A = (o0 − e0) · e`,
@@ -57,32 +61,44 @@ fn wrap_angle(angle: f64) -> f64 {
 /// `∇_e1 θ = (d_A u_A + d_B u_B) / |e|`. One square root and two divisions in all (`v / s` on a
 /// vector would divide three times: reciprocals are taken once and multiplied).
 #[inline(always)]
-pub fn dihedral_angle(p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
+fn hinge_angle<S: Real>(p: &[Vec3<S>; 4]) -> (S, [Vec3<S>; 4], S::Mask) {
     let [e0, e1, o0, o1] = *p;
+    let one = S::splat(1.0);
     let e = e1 - e0;
     let e_sq = e.length_squared();
     let n_a = e.cross(o0 - e0);
     let n_b = (o1 - e1).cross(e);
     let (n_a_sq, n_b_sq) = (n_a.length_squared(), n_b.length_squared());
-    let tiny = 1e-24 * (e_sq * e_sq).max(f64::MIN_POSITIVE);
-    if e_sq < 1e-24 || n_a_sq <= tiny || n_b_sq <= tiny {
-        return None;
-    }
-    let inv_edge_length = e_sq.sqrt().recip();
+    let tiny = S::splat(1e-24) * (e_sq * e_sq).max(S::splat(f64::MIN_POSITIVE));
+    let degenerate = e_sq.lt(S::splat(1e-24)) | n_a_sq.le(tiny) | n_b_sq.le(tiny);
+    let inv_edge_length = one / e_sq.sqrt();
     let edge_length = e_sq * inv_edge_length;
-    let theta = f64::atan2(n_a.cross(n_b).dot(e) * inv_edge_length, n_a.dot(n_b));
-    let inv_product = (n_a_sq * n_b_sq).recip();
-    let (u_a, u_b) = (n_a * (n_b_sq * inv_product), n_b * (n_a_sq * inv_product));
+    let theta = atan2(n_a.cross(n_b).dot(e) * inv_edge_length, n_a.dot(n_b));
+    let inv_product = one / (n_a_sq * n_b_sq);
+    let (u_a, u_b) = (
+        n_a.scale(n_b_sq * inv_product),
+        n_b.scale(n_a_sq * inv_product),
+    );
     let (d_a, d_b) = ((o0 - e0).dot(e), (o1 - e0).dot(e));
-    let grad_e0 = -((d_a - e_sq) * u_a + (d_b - e_sq) * u_b) * inv_edge_length;
-    let grad_e1 = (d_a * u_a + d_b * u_b) * inv_edge_length;
-    Some((
+    let grad_e0 = -(u_a.scale(d_a - e_sq) + u_b.scale(d_b - e_sq)).scale(inv_edge_length);
+    let grad_e1 = (u_a.scale(d_a) + u_b.scale(d_b)).scale(inv_edge_length);
+    (
         theta,
-        [grad_e0, grad_e1, -edge_length * u_a, -edge_length * u_b],
-    ))
+        [
+            grad_e0,
+            grad_e1,
+            u_a.scale(-edge_length),
+            u_b.scale(-edge_length),
+        ],
+        !degenerate,
+    )
 }
 
 impl Constraint<4> for DihedralConstraint {
+    /// The rest angle θ0.
+    type Shape<S: Real> = S;
+    const BATCHED: bool = true;
+
     fn particles(&self) -> [u32; 4] {
         self.particles
     }
@@ -90,9 +106,13 @@ impl Constraint<4> for DihedralConstraint {
         self.material
     }
     #[inline(always)]
-    fn evaluate(&self, p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
-        let (theta, grad) = dihedral_angle(p)?;
-        Some((wrap_angle(theta - self.rest_angle), grad))
+    fn shape<S: Real>(items: &[Self]) -> S {
+        per_lane(items, |c| c.rest_angle)
+    }
+    #[inline(always)]
+    fn value_and_gradient<S: Real>(rest_angle: &S, p: &[Vec3<S>; 4]) -> (S, [Vec3<S>; 4], S::Mask) {
+        let (theta, grad, defined) = hinge_angle(p);
+        (wrap_angle(theta - *rest_angle), grad, defined)
     }
 }
 
@@ -160,8 +180,9 @@ mod tests {
     #[test]
     fn wrap_keeps_differences_in_the_half_open_interval() {
         assert!((wrap_angle(3.0 * PI / 2.0) + PI / 2.0).abs() < 1e-12);
+        assert!((wrap_angle(-3.0 * PI / 2.0) - PI / 2.0).abs() < 1e-12);
         assert!((wrap_angle(-PI) - PI).abs() < 1e-12);
-        assert!((wrap_angle(0.25) - 0.25).abs() < 1e-15);
+        assert!((wrap_angle(0.25f64) - 0.25).abs() < 1e-15);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! Compliance in m/N: under a tension T the edge settles at extension `α T`. Skipped when the
 //! two particles coincide (the direction is undefined).
 
-use super::{Constraint, Material};
+use super::lanes::{Real, Vec3};
+use super::{per_lane, Constraint, Material};
 use glam::DVec3;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,6 +30,9 @@ impl DistanceConstraint {
 }
 
 impl Constraint<2> for DistanceConstraint {
+    /// The rest length.
+    type Shape<S: Real> = S;
+
     fn particles(&self) -> [u32; 2] {
         self.particles
     }
@@ -36,14 +40,18 @@ impl Constraint<2> for DistanceConstraint {
         self.material
     }
     #[inline(always)]
-    fn evaluate(&self, p: &[DVec3; 2]) -> Option<(f64, [DVec3; 2])> {
+    fn shape<S: Real>(items: &[Self]) -> S {
+        per_lane(items, |c| c.rest_length)
+    }
+    #[inline(always)]
+    fn value_and_gradient<S: Real>(
+        rest_length: &S,
+        p: &[Vec3<S>; 2],
+    ) -> (S, [Vec3<S>; 2], S::Mask) {
         let d = p[0] - p[1];
         let length = d.length();
-        if length < 1e-12 {
-            return None;
-        }
-        let n = d * length.recip();
-        Some((length - self.rest_length, [n, -n]))
+        let n = d.scale(S::splat(1.0) / length);
+        (length - *rest_length, [n, -n], !length.lt(S::splat(1e-12)))
     }
 }
 

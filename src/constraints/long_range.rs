@@ -6,8 +6,8 @@
 //! anchor (then `∇_p C = n`, `n = (p − a)/|p − a|`), never when the cloth is slack. The anchor
 //! is pinned (inverse mass 0), so only the free particle moves. Rigid (compliance 0).
 
-use super::{Constraint, Material};
-use glam::DVec3;
+use super::lanes::{Real, Vec3};
+use super::{per_lane, Constraint, Material};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LongRangeConstraint {
@@ -18,22 +18,27 @@ pub struct LongRangeConstraint {
 }
 
 impl Constraint<2> for LongRangeConstraint {
+    /// `max_length`.
+    type Shape<S: Real> = S;
+
     fn particles(&self) -> [u32; 2] {
         self.particles
     }
     fn material(&self) -> Material {
         Material::RIGID
     }
-    /// `None` while the tether is slack: it does not act.
     #[inline(always)]
-    fn evaluate(&self, p: &[DVec3; 2]) -> Option<(f64, [DVec3; 2])> {
+    fn shape<S: Real>(items: &[Self]) -> S {
+        per_lane(items, |c| c.max_length)
+    }
+    /// Does not act while the tether is slack.
+    #[inline(always)]
+    fn value_and_gradient<S: Real>(max_length: &S, p: &[Vec3<S>; 2]) -> (S, [Vec3<S>; 2], S::Mask) {
         let d = p[0] - p[1];
         let length = d.length();
-        if length <= self.max_length || length < 1e-12 {
-            return None;
-        }
-        let n = d * length.recip();
-        Some((length - self.max_length, [n, -n]))
+        let n = d.scale(S::splat(1.0) / length);
+        let slack = length.le(*max_length) | length.lt(S::splat(1e-12));
+        (length - *max_length, [n, -n], !slack)
     }
 }
 
@@ -41,6 +46,7 @@ impl Constraint<2> for LongRangeConstraint {
 mod tests {
     use super::*;
     use crate::constraints::testing::assert_gradient_matches_finite_differences;
+    use glam::DVec3;
 
     #[test]
     fn acts_only_when_stretched_and_gradient_matches() {

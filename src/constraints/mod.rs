@@ -20,15 +20,19 @@
 //! `Δλ = −k' C / Σ_i w_i |∇_i C|²` with `k' = 1 − (1 − k)^(1/n)` for n iterations per substep,
 //! which removes the dependence on the iteration count but not on the time step.
 
+pub mod atan2;
+pub mod batch;
 pub mod curvature;
 pub mod dihedral;
 pub mod distance;
+pub mod lanes;
 pub mod long_range;
 pub mod shape_matching;
 pub mod tet_volume;
 pub mod volume;
 
 use glam::DVec3;
+use lanes::{Real, Vec3};
 
 /// How a constraint resists being violated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,21 +70,8 @@ impl Material {
         grad_dot_dx: f64,
         inv_h: f64,
     ) -> f64 {
-        match self {
-            Material::Compliant {
-                compliance,
-                damping,
-            } => delta_lambda(
-                c,
-                lambda,
-                w_grad_sq,
-                grad_dot_dx,
-                compliance * inv_h * inv_h,
-                compliance * damping * inv_h,
-            ),
-            Material::Stiff { stiffness } if w_grad_sq > 0.0 => -stiffness * c / w_grad_sq,
-            Material::Stiff { .. } => 0.0,
-        }
+        let terms = self.terms(inv_h);
+        terms.delta_lambda(c, lambda, w_grad_sq, grad_dot_dx)
     }
 
     /// Whether the damping term needs `Σ ∇C · (p − x_prev)`.
@@ -88,55 +79,165 @@ impl Material {
     pub fn is_damped(self) -> bool {
         matches!(self, Material::Compliant { compliance, damping } if compliance != 0.0 && damping != 0.0)
     }
+
+    /// The coefficients of Δλ at substep reciprocal `inv_h`.
+    #[inline(always)]
+    fn terms(self, inv_h: f64) -> Terms<f64> {
+        match self {
+            Material::Compliant {
+                compliance,
+                damping,
+            } => Terms {
+                alpha_tilde: compliance * inv_h * inv_h,
+                gamma: compliance * damping * inv_h,
+                stiffness: 0.0,
+                stiff: false,
+            },
+            Material::Stiff { stiffness } => Terms {
+                alpha_tilde: 0.0,
+                gamma: 0.0,
+                stiffness,
+                stiff: true,
+            },
+        }
+    }
 }
 
-/// A constraint on `N` particles.
-pub trait Constraint<const N: usize>: Sync + Send {
+/// A material's coefficients of Δλ for one substep length, for one constraint or per lane.
+#[derive(Clone, Copy)]
+pub struct Terms<S: Real> {
+    /// `α̃ = α / h²` (XPBD).
+    alpha_tilde: S,
+    /// `γ = α β / h` (XPBD damping).
+    gamma: S,
+    /// `k'` (PBD).
+    stiffness: S,
+    stiff: S::Mask,
+}
+
+impl<S: Real> Terms<S> {
+    /// Lane `l` holds the terms of `materials(l)`.
+    #[inline(always)]
+    pub fn gather(materials: impl Fn(usize) -> Material, inv_h: f64) -> Self {
+        let mut lanes = [Material::RIGID.terms(inv_h); lanes::LANES];
+        for (l, terms) in lanes.iter_mut().enumerate().take(S::LANES) {
+            *terms = materials(l).terms(inv_h);
+        }
+        Terms {
+            alpha_tilde: S::from_lanes(|l| lanes[l].alpha_tilde),
+            gamma: S::from_lanes(|l| lanes[l].gamma),
+            stiffness: S::from_lanes(|l| lanes[l].stiffness),
+            stiff: S::mask_from_lanes(|l| lanes[l].stiff),
+        }
+    }
+
+    /// Δλ (module docs): XPBD's `(−C − α̃ λ − γ ∇C·Δx) / ((1 + γ) Σ w |∇C|² + α̃)`, 0 when the
+    /// denominator vanishes; PBD's `−k' C / Σ w |∇C|²`. Callers skip `w_grad_sq = 0`.
+    #[inline(always)]
+    pub fn delta_lambda(self, c: S, lambda: S, w_grad_sq: S, grad_dot_dx: S) -> S {
+        let one = S::splat(1.0);
+        let denominator = (one + self.gamma) * w_grad_sq + self.alpha_tilde;
+        let compliant = S::select(
+            denominator.le(S::splat(f64::MIN_POSITIVE)),
+            S::splat(0.0),
+            (-c - self.alpha_tilde * lambda - self.gamma * grad_dot_dx) / denominator,
+        );
+        let stiff = S::select(
+            w_grad_sq.gt(S::splat(0.0)),
+            -self.stiffness * c / w_grad_sq,
+            S::splat(0.0),
+        );
+        S::select(self.stiff, stiff, compliant)
+    }
+
+    /// Lanes whose damping term needs `Σ ∇C · (p − x_prev)` (γ ≠ 0).
+    #[inline(always)]
+    pub fn damped(self) -> S::Mask {
+        !(self.gamma.abs().le(S::splat(0.0)))
+    }
+}
+
+/// A constraint on `N` particles, its math written once over any [`Real`]: one constraint at
+/// a time ([`Constraint::evaluate`]) or eight side by side ([`batch`]).
+pub trait Constraint<const N: usize>: Sync + Send + Sized {
+    /// What the value and gradient read of a constraint besides the positions (a rest length,
+    /// a rest angle…), as numbers or lanes.
+    type Shape<S: Real>: Copy;
+
+    /// Whether the solver projects a colour of this kind in batches ([`batch`]) rather than
+    /// one constraint at a time. Both give the same bits; the choice is speed, measured per
+    /// kind by `cargo bench --bench kernels` (docs/benchmarks.md, "Issue 13"): a batch pays
+    /// for gathering and scattering its lanes, which only a kind with enough arithmetic per
+    /// particle (the dihedral angle's `atan2`, square root and divisions) wins back.
+    const BATCHED: bool = false;
+
     fn particles(&self) -> [u32; N];
     fn material(&self) -> Material;
-    /// `C(p)` and `∇_i C` at `p`, or `None` where the constraint does not act: an undefined
-    /// gradient (degenerate geometry) or an inequality that holds; it is then skipped.
-    fn evaluate(&self, p: &[DVec3; N]) -> Option<(f64, [DVec3; N])>;
+
+    /// The shapes of `items` (one per lane; lanes past the end repeat the last item).
+    fn shape<S: Real>(items: &[Self]) -> Self::Shape<S>;
+
+    /// `C(p)`, `∇_i C`, and where the constraint acts: not where the gradient is undefined
+    /// (degenerate geometry) or an inequality holds; it is then skipped.
+    fn value_and_gradient<S: Real>(
+        shape: &Self::Shape<S>,
+        p: &[Vec3<S>; N],
+    ) -> (S, [Vec3<S>; N], S::Mask);
+
+    /// `C(p)` and `∇_i C` of this one constraint, or `None` where it does not act.
+    #[inline(always)]
+    fn evaluate(&self, p: &[DVec3; N]) -> Option<(f64, [DVec3; N])> {
+        let shape = Self::shape::<f64>(std::slice::from_ref(self));
+        let (c, grad, acts) = Self::value_and_gradient(&shape, &p.map(Vec3::from));
+        acts.then(|| (c, grad.map(DVec3::from)))
+    }
+}
+
+/// Lane `l` of a shape: `field` of `items[l]`, the last item's past the end.
+#[inline(always)]
+pub fn per_lane<S: Real, K>(items: &[K], field: impl Fn(&K) -> f64) -> S {
+    S::from_lanes(|l| field(&items[l.min(items.len() - 1)]))
 }
 
 /// Where [`project`] reads and corrects particle positions: a plain slice, or a parallel
 /// stage's view of the shared positions (`solver::parallel::StageView`).
 pub trait Positions {
-    fn get(&self, i: usize) -> DVec3;
-    fn add(&mut self, i: usize, delta: DVec3);
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Particle `i`'s position.
+    ///
+    /// # Safety
+    /// `i < self.len()`.
+    unsafe fn get_unchecked(&self, i: usize) -> DVec3;
+    /// Moves particle `i` by `delta`.
+    ///
+    /// # Safety
+    /// `i < self.len()`.
+    unsafe fn add_unchecked(&mut self, i: usize, delta: DVec3);
 }
 
 impl Positions for [DVec3] {
-    #[inline]
-    fn get(&self, i: usize) -> DVec3 {
-        self[i]
+    #[inline(always)]
+    fn len(&self) -> usize {
+        <[DVec3]>::len(self)
     }
-    #[inline]
-    fn add(&mut self, i: usize, delta: DVec3) {
-        self[i] += delta;
+    #[inline(always)]
+    unsafe fn get_unchecked(&self, i: usize) -> DVec3 {
+        // SAFETY: the caller's promise.
+        unsafe { *<[DVec3]>::get_unchecked(self, i) }
     }
-}
-
-/// The XPBD multiplier increment Δλ (see the module docs). Returns 0 when nothing can move.
-#[inline]
-pub fn delta_lambda(
-    c: f64,
-    lambda: f64,
-    w_grad_sq: f64,
-    grad_dot_dx: f64,
-    alpha_tilde: f64,
-    gamma: f64,
-) -> f64 {
-    let denominator = (1.0 + gamma) * w_grad_sq + alpha_tilde;
-    if denominator <= f64::MIN_POSITIVE {
-        return 0.0;
+    #[inline(always)]
+    unsafe fn add_unchecked(&mut self, i: usize, delta: DVec3) {
+        // SAFETY: the caller's promise.
+        unsafe { *<[DVec3]>::get_unchecked_mut(self, i) += delta }
     }
-    (-c - alpha_tilde * lambda - gamma * grad_dot_dx) / denominator
 }
 
 /// Projects one constraint in place (Gauss-Seidel): reads and corrects the predicted positions
-/// `x`, using `x_prev` (positions at the start of the substep) for the damping term.
-/// Returns the `|C|` it saw before the correction.
+/// `x`, using `x_prev` (positions at the start of the substep) for the damping term. The
+/// solver projects whole batches ([`batch::project_batches`]); this is the same update for one.
 #[inline]
 pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     constraint: &K,
@@ -146,34 +247,14 @@ pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     inv_mass: &[f64],
     inv_h: f64,
 ) {
-    let indices = constraint.particles();
-    let p = indices.map(|i| x.get(i as usize));
-    let Some((c, grad)) = constraint.evaluate(&p) else {
-        return;
-    };
-    let w = indices.map(|i| inv_mass[i as usize]);
-    let mut w_grad_sq = 0.0;
-    for k in 0..N {
-        w_grad_sq += w[k] * grad[k].length_squared();
-    }
-    if w_grad_sq == 0.0 {
-        return;
-    }
-    let material = constraint.material();
-    let mut grad_dot_dx = 0.0;
-    if material.is_damped() {
-        for k in 0..N {
-            grad_dot_dx += grad[k].dot(p[k] - x_prev[indices[k] as usize]);
-        }
-    }
-    let dl = material.delta_lambda(c, *lambda, w_grad_sq, grad_dot_dx, inv_h);
-    *lambda += dl;
-    for k in 0..N {
-        // Pinned particles (w = 0) are never written: several threads may read them at once.
-        if w[k] != 0.0 {
-            x.add(indices[k] as usize, grad[k] * (w[k] * dl));
-        }
-    }
+    batch::project_lanes::<N, K, P, f64>(
+        std::slice::from_ref(constraint),
+        std::slice::from_mut(lambda),
+        x,
+        x_prev,
+        inv_mass,
+        inv_h,
+    );
 }
 
 #[cfg(test)]

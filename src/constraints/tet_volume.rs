@@ -10,7 +10,8 @@
 //! values (1e-6) can still be very soft. With edge distance constraints (`stretch`) this makes
 //! a volumetric soft body.
 
-use super::{Constraint, Material};
+use super::lanes::{Real, Vec3};
+use super::{per_lane, Constraint, Material};
 use glam::DVec3;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,6 +28,9 @@ pub fn tet_volume(p: &[DVec3; 4]) -> f64 {
 }
 
 impl Constraint<4> for TetVolumeConstraint {
+    /// The rest volume.
+    type Shape<S: Real> = S;
+
     fn particles(&self) -> [u32; 4] {
         self.particles
     }
@@ -34,15 +38,26 @@ impl Constraint<4> for TetVolumeConstraint {
         self.material
     }
     #[inline(always)]
-    fn evaluate(&self, p: &[DVec3; 4]) -> Option<(f64, [DVec3; 4])> {
+    fn shape<S: Real>(items: &[Self]) -> S {
+        per_lane(items, |c| c.rest_volume)
+    }
+    /// Always acts (a flat tetrahedron has a gradient; a fully collapsed one has w|∇C|² = 0
+    /// and is skipped by the projection).
+    #[inline(always)]
+    fn value_and_gradient<S: Real>(
+        rest_volume: &S,
+        p: &[Vec3<S>; 4],
+    ) -> (S, [Vec3<S>; 4], S::Mask) {
+        let six = S::splat(6.0);
         let (a, b, c) = (p[1] - p[0], p[2] - p[0], p[3] - p[0]);
-        let g2 = b.cross(c) / 6.0;
-        let g3 = c.cross(a) / 6.0;
-        let g4 = a.cross(b) / 6.0;
-        Some((
-            a.cross(b).dot(c) / 6.0 - self.rest_volume,
+        let g2 = b.cross(c).over(six);
+        let g3 = c.cross(a).over(six);
+        let g4 = a.cross(b).over(six);
+        (
+            a.cross(b).dot(c) / six - *rest_volume,
             [-(g2 + g3 + g4), g2, g3, g4],
-        ))
+            S::mask_from_lanes(|_| true),
+        )
     }
 }
 

@@ -5,7 +5,8 @@
 //! the same sequence of stages, each on its own share of the work, and all meet at a
 //! [`SpinBarrier`] between stages. Within a stage no two threads touch the same element:
 //! per-particle stages split the particles into contiguous ranges, and a constraint colour holds
-//! only constraints that share no particle, split into contiguous ranges of the colour. So the
+//! only constraints that share no particle, split into contiguous ranges of whole batches of
+//! the colour ([`batch_share`]). So the
 //! result of every stage is the same whatever the number of threads, bit for bit.
 //!
 //! Starting a parallel region per colour (rayon `par_chunks`) costs more than the work of a
@@ -105,6 +106,20 @@ pub fn share(range: Range<usize>, index: usize, threads: usize) -> Range<usize> 
     range.start + len * index / threads..range.start + len * (index + 1) / threads
 }
 
+/// Thread `index` of `threads`'s share of one colour `range` of constraints, in whole batches
+/// of `batch` constraints counted from the colour's start: which constraints share a batch
+/// does not depend on the thread count, only which thread projects it.
+pub fn batch_share(
+    range: Range<usize>,
+    batch: usize,
+    index: usize,
+    threads: usize,
+) -> Range<usize> {
+    let batches = share(0..range.len().div_ceil(batch), index, threads);
+    let start = (range.start + batches.start * batch).min(range.end);
+    start..(range.start + batches.end * batch).min(range.end)
+}
+
 /// A mutable slice shared by the threads of one SPMD stage.
 ///
 /// Rust cannot see that the threads of a stage touch disjoint elements (a constraint names its
@@ -201,19 +216,22 @@ pub struct StageView<'s, 'a> {
 }
 
 impl crate::constraints::Positions for StageView<'_, '_> {
-    #[inline]
-    fn get(&self, i: usize) -> glam::DVec3 {
-        assert!(i < self.positions.len, "particle index out of bounds");
-        // SAFETY: in bounds; no other thread writes particle i during this stage
-        // (`stage_view`'s contract).
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.positions.len
+    }
+
+    #[inline(always)]
+    unsafe fn get_unchecked(&self, i: usize) -> glam::DVec3 {
+        // SAFETY: in bounds (the caller's promise); no other thread writes particle i during
+        // this stage (`stage_view`'s contract).
         unsafe { self.positions.pointer.add(i).read() }
     }
 
-    #[inline]
-    fn add(&mut self, i: usize, delta: glam::DVec3) {
-        assert!(i < self.positions.len, "particle index out of bounds");
-        // SAFETY: in bounds; no other thread reads or writes particle i during this stage
-        // (`stage_view`'s contract).
+    #[inline(always)]
+    unsafe fn add_unchecked(&mut self, i: usize, delta: glam::DVec3) {
+        // SAFETY: in bounds (the caller's promise); no other thread reads or writes particle
+        // i during this stage (`stage_view`'s contract).
         unsafe {
             let p = self.positions.pointer.add(i);
             p.write(p.read() + delta);
@@ -235,6 +253,20 @@ mod tests {
                 next = part.end;
             }
             assert_eq!(next, 20);
+        }
+    }
+
+    #[test]
+    fn batch_shares_cover_the_colour_in_whole_batches() {
+        for threads in 1..=5 {
+            let mut next = 5;
+            for index in 0..threads {
+                let part = batch_share(5..42, 8, index, threads);
+                assert_eq!(part.start, next);
+                assert!((part.start - 5).is_multiple_of(8) || part.is_empty());
+                next = part.end;
+            }
+            assert_eq!(next, 42);
         }
     }
 

@@ -6,7 +6,9 @@
 //! 2. `λ = 0` for every constraint (each thread clears the λ of the constraints it projects);
 //! 3. `iterations` times: a symmetric Gauss–Seidel sweep over the coloured kinds (stretch,
 //!    tetrahedra, dihedral, isometric and rope bending, then the same backward; each colour
-//!    split between the threads, overflow groups on one thread; see [`Sweep`]), then the
+//!    split between the threads in whole batches of [`LANES`], projected in SIMD lanes for
+//!    the kinds where that is faster (`Constraint::BATCHED`), overflow groups on one thread;
+//!    see [`Sweep`]), then the
 //!    object-wide kinds on one thread (volumes, shape matching), long-range tethers, then
 //!    contacts (per particle), so contacts get the last word on penetration. With shape
 //!    matching, shape matching and contacts alternate once more and shape matching closes the
@@ -28,12 +30,14 @@ mod contact_stages;
 use super::colouring::ConstraintBlock;
 use super::contacts::{Candidates, ParticleContacts, Sweeps};
 use super::motion::FrameMotion;
-use super::parallel::{share, SharedSlice, SpinBarrier};
+use super::parallel::{batch_share, share, SharedSlice, SpinBarrier};
 use crate::collision::features::{FeatureContacts, SearchShare};
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
+use crate::constraints::batch::project_batches;
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
 use crate::constraints::distance::DistanceConstraint;
+use crate::constraints::lanes::LANES;
 use crate::constraints::long_range::LongRangeConstraint;
 use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::tet_volume::TetVolumeConstraint;
@@ -573,8 +577,9 @@ impl Frame<'_> {
         self.solve_block(&self.stretch, t, false, h, Sweep::Backward);
     }
 
-    /// Projects this thread's share of every colour and (thread 0) the overflow group:
-    /// colours first and the overflow last going forward, the reverse going backward.
+    /// Projects this thread's share of every colour (whole batches, see
+    /// [`crate::constraints::batch`]) and (thread 0) the overflow group, one constraint at a
+    /// time: colours first and the overflow last going forward, the reverse going backward.
     fn solve_block<const N: usize, K: Constraint<N>>(
         &self,
         block: &SharedBlock<'_, K>,
@@ -587,7 +592,7 @@ impl Frame<'_> {
         // SAFETY: read-only for every thread during constraint stages (written only in the
         // predict stage, behind a barrier).
         let x_prev = unsafe { self.x_prev.as_slice() };
-        let solve = |range: std::ops::Range<usize>| {
+        let solve = |range: std::ops::Range<usize>, batched: bool| {
             // SAFETY: `range` is this thread's share of one colour (or the overflow group,
             // solved by thread 0 alone): its constraints share no particle with any other
             // thread's constraints in this stage, and their λ are this thread's.
@@ -596,20 +601,25 @@ impl Frame<'_> {
             if first_iteration {
                 lambda.fill(0.0);
             }
-            for (constraint, lambda) in block.items[range].iter().zip(lambda) {
-                project(constraint, lambda, &mut x, x_prev, self.inv_mass, inv_h);
+            let items = &block.items[range];
+            if batched && K::BATCHED {
+                project_batches(items, lambda, &mut x, x_prev, self.inv_mass, inv_h);
+            } else {
+                for (item, lambda) in items.iter().zip(lambda) {
+                    project(item, lambda, &mut x, x_prev, self.inv_mass, inv_h);
+                }
             }
         };
         let overflow = || {
             if !block.overflow.is_empty() {
                 if t == 0 {
-                    solve(block.overflow.clone());
+                    solve(block.overflow.clone(), false);
                 }
                 self.barrier.wait();
             }
         };
         let colour = |colour: &std::ops::Range<usize>| {
-            solve(share(colour.clone(), t, self.threads));
+            solve(batch_share(colour.clone(), LANES, t, self.threads), true);
             self.barrier.wait();
         };
         match sweep {

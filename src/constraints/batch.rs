@@ -1,0 +1,293 @@
+//! Batched projection: eight constraints of one colour projected side by side, lane by lane,
+//! with the XPBD update of the module above (`super`'s docs) written once over [`Real`].
+//!
+//! A colour's constraints share no moving particle, so the eight lanes of a batch are
+//! independent: gather their particles' positions into [`Vec3<F64s>`], evaluate `C` and `∇C`
+//! of all eight at once ([`Constraint::value_and_gradient`]), compute eight Δλ, and scatter
+//! the corrections back. Batches are consecutive runs of [`LANES`] constraints of a colour
+//! (the last one may be short: its missing lanes repeat the last constraint and are masked
+//! off), so which constraints share a batch depends on the data only. Threads take whole
+//! batches ([`crate::solver::parallel::batch_share`]). Every lane computes exactly what
+//! [`super::project`] computes for its constraint alone (same operations in the same order, no
+//! fused multiply-add), so the result is the same bits for any thread count and any CPU.
+//!
+//! [`project_batches`] is compiled for AVX-512, AVX2 and a baseline (SSE2 on x86-64, NEON on
+//! aarch64) and picks the best the CPU has when first called (`multiversion`); the lane loops
+//! of [`super::lanes`] become vector instructions there. The gathers and scatters stay scalar
+//! loads and stores: positions are stored one `DVec3` per particle.
+
+use super::lanes::{F64s, Real, Vec3, LANES};
+use super::{Constraint, Positions, Terms};
+use glam::DVec3;
+
+/// Projects `items`, a colour's share whose constraints share no moving particle, one batch
+/// of [`LANES`] after another, with their multipliers `lambda`.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx512dq+avx2+avx+fma",
+    "x86_64+avx2+avx+fma",
+    "aarch64+neon"
+))]
+pub fn project_batches<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+    items: &[K],
+    lambda: &mut [f64],
+    x: &mut P,
+    x_prev: &[DVec3],
+    inv_mass: &[f64],
+    inv_h: f64,
+) {
+    let mut items = items.chunks_exact(LANES);
+    let mut lambda = lambda.chunks_exact_mut(LANES);
+    for (batch, lambda) in (&mut items).zip(&mut lambda) {
+        // Full batches as arrays, so the lane count is a constant the loops unroll to.
+        let batch: &[K; LANES] = batch.try_into().expect("chunks_exact");
+        let lambda: &mut [f64; LANES] = lambda.try_into().expect("chunks_exact");
+        project_lanes::<N, K, P, F64s>(batch, lambda, x, x_prev, inv_mass, inv_h);
+    }
+    let (rest, rest_lambda) = (items.remainder(), lambda.into_remainder());
+    if !rest.is_empty() {
+        project_lanes::<N, K, P, F64s>(rest, rest_lambda, x, x_prev, inv_mass, inv_h);
+    }
+}
+
+/// Projects `items` (1 to `S::LANES` constraints sharing no moving particle) side by side:
+/// one constraint with `S = f64` ([`super::project`]), a batch with [`F64s`]. See the module
+/// docs.
+#[inline(always)]
+pub fn project_lanes<const N: usize, K: Constraint<N>, P: Positions + ?Sized, S: Real>(
+    items: &[K],
+    lambda: &mut [f64],
+    x: &mut P,
+    x_prev: &[DVec3],
+    inv_mass: &[f64],
+    inv_h: f64,
+) {
+    let count = items.len();
+    debug_assert!((1..=S::LANES).contains(&count) && lambda.len() == count);
+    // Indexed loops, not `array::from_fn` (see `super::lanes`). Indices are checked once
+    // here, so the gathers and scatters below need no check each.
+    let len = x.len();
+    assert!(
+        x_prev.len() == len && inv_mass.len() == len,
+        "particle arrays differ in length"
+    );
+    let mut particles = [[0usize; LANES]; N];
+    let mut in_bounds = true;
+    for l in 0..S::LANES {
+        let of_lane = items[l.min(count - 1)].particles();
+        for k in 0..N {
+            particles[k][l] = of_lane[k] as usize;
+            in_bounds &= particles[k][l] < len;
+        }
+    }
+    assert!(in_bounds, "particle index out of bounds");
+    let mut p = [Vec3::splat(S::splat(0.0)); N];
+    let mut w = [S::splat(0.0); N];
+    for k in 0..N {
+        // SAFETY (both): every index was checked against `len` above.
+        p[k] = Vec3::from_fn(|l| unsafe { x.get_unchecked(particles[k][l]) });
+        w[k] = S::from_lanes(|l| unsafe { *inv_mass.get_unchecked(particles[k][l]) });
+    }
+    let shape = K::shape::<S>(items);
+    let (c, grad, acts) = K::value_and_gradient(&shape, &p);
+    let mut w_grad_sq = w[0] * grad[0].length_squared();
+    for k in 1..N {
+        w_grad_sq = w_grad_sq + w[k] * grad[k].length_squared();
+    }
+    let present = S::mask_from_lanes(|l| l < count);
+    let active = acts & present & w_grad_sq.gt(S::splat(0.0));
+    if !S::any(active) {
+        return;
+    }
+    let terms = Terms::<S>::gather(|l| items[l.min(count - 1)].material(), inv_h);
+    let damped = terms.damped() & active;
+    let grad_dot_dx = if S::any(damped) {
+        let mut sum = S::splat(0.0);
+        for k in 0..N {
+            // SAFETY: checked against `len` above.
+            let start = Vec3::from_fn(|l| unsafe { *x_prev.get_unchecked(particles[k][l]) });
+            sum = sum + grad[k].dot(p[k] - start);
+        }
+        S::select(damped, sum, S::splat(0.0))
+    } else {
+        S::splat(0.0)
+    };
+    let lambda_now = S::from_lanes(|l| lambda[l.min(count - 1)]);
+    let delta = S::select(
+        active,
+        terms.delta_lambda(c, lambda_now, w_grad_sq, grad_dot_dx),
+        S::splat(0.0),
+    );
+    // The corrections of all lanes at once, then written lane by lane.
+    let mut correction = [Vec3::splat(S::splat(0.0)); N];
+    for k in 0..N {
+        correction[k] = grad[k].scale(w[k] * delta);
+    }
+    for l in 0..count {
+        if !S::mask_lane(active, l) {
+            continue;
+        }
+        lambda[l] += delta.lane(l);
+        for k in 0..N {
+            // Pinned particles (w = 0) are never written: several threads may read them.
+            if w[k].lane(l) != 0.0 {
+                // SAFETY: checked against `len` above.
+                unsafe { x.add_unchecked(particles[k][l], correction[k].lane(l)) };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constraints::curvature::IsometricBendingConstraint;
+    use crate::constraints::dihedral::DihedralConstraint;
+    use crate::constraints::distance::DistanceConstraint;
+    use crate::constraints::tet_volume::TetVolumeConstraint;
+    use crate::constraints::{project, Material};
+
+    /// A fixed xorshift sequence in [−1, 1).
+    fn noise(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        }
+    }
+
+    /// Projects `items` (sharing no particle) as batches and one at a time, from the same
+    /// jittered positions, and requires the same bits.
+    fn batches_match_one_at_a_time<const N: usize, K: Constraint<N>>(
+        items: &[K],
+        particles: usize,
+    ) {
+        let mut next = noise(0x5eed);
+        let x0: Vec<DVec3> = (0..particles)
+            .map(|i| DVec3::new(i as f64 * 0.1 + 0.02 * next(), 0.05 * next(), 0.03 * next()))
+            .collect();
+        let x_prev: Vec<DVec3> = x0
+            .iter()
+            .map(|&p| p + DVec3::splat(0.001 * next()))
+            .collect();
+        let inv_mass: Vec<f64> = (0..particles)
+            .map(|i| if i % 7 == 3 { 0.0 } else { 1.0 + 0.1 * next() })
+            .collect();
+        let (mut batched, mut alone) = (x0.clone(), x0);
+        let mut lambda_batched = vec![0.01; items.len()];
+        let mut lambda_alone = lambda_batched.clone();
+        project_batches(
+            items,
+            &mut lambda_batched,
+            batched.as_mut_slice(),
+            &x_prev,
+            &inv_mass,
+            480.0,
+        );
+        for (item, lambda) in items.iter().zip(&mut lambda_alone) {
+            project(
+                item,
+                lambda,
+                alone.as_mut_slice(),
+                &x_prev,
+                &inv_mass,
+                480.0,
+            );
+        }
+        assert!(batched
+            .iter()
+            .zip(&alone)
+            .all(|(a, b)| a.to_array().map(f64::to_bits) == b.to_array().map(f64::to_bits)));
+        assert_eq!(
+            lambda_batched
+                .iter()
+                .map(|l| l.to_bits())
+                .collect::<Vec<_>>(),
+            lambda_alone.iter().map(|l| l.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(
+            lambda_alone.iter().any(|&l| l != 0.01),
+            "something was projected"
+        );
+    }
+
+    fn damped(k: usize) -> Material {
+        match k % 3 {
+            0 => Material::RIGID,
+            1 => Material::Compliant {
+                compliance: 1e-3,
+                damping: 0.5,
+            },
+            _ => Material::Stiff { stiffness: 0.7 },
+        }
+    }
+
+    #[test]
+    fn every_kind_projects_the_same_bits_in_a_batch_as_alone() {
+        // 19 constraints on disjoint particles: two full batches and a short one.
+        let count = 19;
+        let stretch: Vec<DistanceConstraint> = (0..count)
+            .map(|k| DistanceConstraint {
+                particles: [2 * k as u32, 2 * k as u32 + 1],
+                rest_length: 0.08,
+                material: damped(k),
+                tear_length: f64::INFINITY,
+                diagonal: false,
+            })
+            .collect();
+        batches_match_one_at_a_time(&stretch, 2 * count);
+        let four = |k: usize| [0, 1, 2, 3].map(|j| (4 * k + j) as u32);
+        let hinges: Vec<DihedralConstraint> = (0..count)
+            .map(|k| DihedralConstraint {
+                particles: four(k),
+                rest_angle: 0.3 - 0.05 * k as f64,
+                material: damped(k),
+            })
+            .collect();
+        batches_match_one_at_a_time(&hinges, 4 * count);
+        let isometric: Vec<IsometricBendingConstraint> = (0..count)
+            .map(|k| IsometricBendingConstraint {
+                particles: four(k),
+                weights: [1.0, 1.2, -1.1, -1.1],
+                scale: 2.0,
+                material: damped(k),
+            })
+            .collect();
+        batches_match_one_at_a_time(&isometric, 4 * count);
+        let tets: Vec<TetVolumeConstraint> = (0..count)
+            .map(|k| TetVolumeConstraint {
+                particles: four(k),
+                rest_volume: 1e-4,
+                material: damped(k),
+            })
+            .collect();
+        batches_match_one_at_a_time(&tets, 4 * count);
+    }
+
+    #[test]
+    fn lanes_evaluate_what_one_constraint_evaluates() {
+        let mut next = noise(7);
+        let hinges: Vec<DihedralConstraint> = (0..LANES)
+            .map(|k| DihedralConstraint {
+                particles: [0; 4],
+                rest_angle: 3.0 * next() + 0.01 * k as f64,
+                material: Material::RIGID,
+            })
+            .collect();
+        let stencils: Vec<[DVec3; 4]> = (0..LANES)
+            .map(|_| std::array::from_fn(|_| DVec3::new(next(), next(), next())))
+            .collect();
+        let p: [Vec3<F64s>; 4] = std::array::from_fn(|k| Vec3::from_fn(|l| stencils[l][k]));
+        let (c, grad, acts) =
+            DihedralConstraint::value_and_gradient(&DihedralConstraint::shape::<F64s>(&hinges), &p);
+        for l in 0..LANES {
+            let (c1, grad1) = hinges[l].evaluate(&stencils[l]).expect("generic stencil");
+            assert!(acts.0[l]);
+            assert_eq!(c.0[l].to_bits(), c1.to_bits());
+            for k in 0..4 {
+                assert_eq!(grad[k].lane(l), grad1[k]);
+            }
+        }
+    }
+}
