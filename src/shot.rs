@@ -639,10 +639,19 @@ fn rate(count: f64, elapsed: Duration) -> f64 {
     }
 }
 
-/// Constraint projections in one substep: every constraint once per iteration.
+/// Constraint projections in one substep, as the solver makes them: per iteration the coloured
+/// kinds twice (the symmetric sweep, forward and back), shape-matching clusters three times
+/// (before and after contacts, and last), the other kinds once.
 fn projections_per_substep(model: &Model) -> usize {
-    let constraints: usize = kind_counts(model).iter().map(|(_, n)| n).sum();
-    constraints * model.params.iterations
+    let per_iteration: usize = kind_counts(model)
+        .iter()
+        .map(|&(kind, n)| match kind {
+            "stretch" | "tets" | "bending" | "isometric_bending" | "rope_bending" => 2 * n,
+            "shape_matching" => 3 * n,
+            _ => n,
+        })
+        .sum();
+    per_iteration * model.params.iterations
 }
 
 /// A progress bar on a terminal; on a pipe (CI, render farm) one plain line at most every few
