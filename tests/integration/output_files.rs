@@ -215,11 +215,24 @@ fn no_output_writes_only_the_stats_log_with_every_record() {
         assert!(summary["wall_seconds"][key].is_number());
     }
     assert!(summary["particle_substeps_per_second"].as_f64().unwrap() > 0.0);
+    // Issue 13: the rate counts the projections made; the symmetric sweep projects every
+    // stretch and bending constraint twice per iteration.
+    let constraints = &run["constraints"];
+    let coloured =
+        constraints["stretch"].as_u64().unwrap() + constraints["bending"].as_u64().unwrap();
+    let iterations = run["settings"]["simulation"]["iterations"]
+        .as_u64()
+        .unwrap();
+    // 7 substeps in each of the 2 frames after the first (frame 1 is the rest state).
+    let made = (2 * coloured * iterations * 7 * 2) as f64;
+    let rate = summary["constraint_projections_per_second"]
+        .as_f64()
+        .unwrap();
+    let seconds = summary["wall_seconds"]["simulation"].as_f64().unwrap();
+    assert!(coloured > 0);
     assert!(
-        summary["constraint_projections_per_second"]
-            .as_f64()
-            .unwrap()
-            > 0.0
+        (rate * seconds / made - 1.0).abs() < 1e-9,
+        "{rate} × {seconds} vs {made}"
     );
 }
 
