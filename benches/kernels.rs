@@ -150,9 +150,18 @@ fn measure<const N: usize, K: Constraint<N>>(
     [batched, alone, two].map(|s| s / projections * 1e9)
 }
 
-fn row(workload: &str, kind: &str, count: usize, [batched, alone, two]: [f64; 3]) {
+/// Measures one kind of `model` and prints its table row.
+fn row<const N: usize, K: Constraint<N>>(
+    workload: &str,
+    kind: &str,
+    model: &Model,
+    block: &ConstraintBlock<K>,
+    sweeps: usize,
+) {
+    let [batched, alone, two] = measure(model, block, sweeps);
     println!(
-        "| {workload} | {kind} | {count} | {batched:.2} | {alone:.2} | {:.2}× | {two:.2} | {:.0} | {:.2}× |",
+        "| {workload} | {kind} | {} | {batched:.2} | {alone:.2} | {:.2}× | {two:.2} | {:.0} | {:.2}× |",
+        block.len(),
         alone / batched,
         1e3 / two,
         batched / two,
@@ -173,48 +182,41 @@ fn main() {
     println!("{sweeps} sweeps per run, median of {ROUNDS} runs\n");
     println!("| workload | kind | constraints | ns/proj batched, 1 thread | ns/proj one at a time | SIMD speed-up | ns/proj batched, 2 threads | M proj/s, 2 threads | 2-thread speed-up |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    let dihedral = model("cloth-256.toml", &cloth("dihedral"));
+    let cloth_dihedral = model("cloth-256.toml", &cloth("dihedral"));
     row(
         "cloth-256",
         "stretch",
-        dihedral.stretch.len(),
-        measure(&dihedral, &dihedral.stretch, sweeps),
+        &cloth_dihedral,
+        &cloth_dihedral.stretch,
+        sweeps,
     );
     row(
         "cloth-256",
         "dihedral",
-        dihedral.bending.len(),
-        measure(&dihedral, &dihedral.bending, sweeps),
+        &cloth_dihedral,
+        &cloth_dihedral.bending,
+        sweeps,
     );
-    let isometric = model("cloth-256-isometric.toml", &cloth("isometric"));
+    let cloth_isometric = model("cloth-256-isometric.toml", &cloth("isometric"));
+    let isometric = &cloth_isometric.isometric_bending;
     row(
         "cloth-256",
         "isometric",
-        isometric.isometric_bending.len(),
-        measure(&isometric, &isometric.isometric_bending, sweeps),
+        &cloth_isometric,
+        isometric,
+        sweeps,
     );
     let ropes = model("ropes.toml", &ropes());
     row(
         "ropes 64×1024",
         "rope bending",
-        ropes.rope_bending.len(),
-        measure(&ropes, &ropes.rope_bending, sweeps),
+        &ropes,
+        &ropes.rope_bending,
+        sweeps,
     );
     let tets_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/bench/tets-48k.toml");
-    let tets = model(
-        "tets-48k.toml",
-        &std::fs::read_to_string(tets_path).expect("tets-48k scene"),
-    );
-    row(
-        "tets-48k",
-        "tets",
-        tets.tets.len(),
-        measure(&tets, &tets.tets, sweeps),
-    );
-    row(
-        "tets-48k",
-        "stretch",
-        tets.stretch.len(),
-        measure(&tets, &tets.stretch, sweeps),
-    );
+    let tets_scene = std::fs::read_to_string(tets_path).expect("tets-48k scene");
+    let tets = model("tets-48k.toml", &tets_scene);
+    row("tets-48k", "tets", &tets, &tets.tets, sweeps);
+    row("tets-48k", "stretch", &tets, &tets.stretch, sweeps);
 }
