@@ -146,16 +146,6 @@ pub struct F64s(pub [f64; LANES]);
 pub struct Flags(pub [bool; LANES]);
 
 impl Flags {
-    /// Lanes `0..count` set.
-    #[inline(always)]
-    pub fn first(count: usize) -> Self {
-        let mut flags = [false; LANES];
-        for (l, flag) in flags.iter_mut().enumerate() {
-            *flag = l < count;
-        }
-        Flags(flags)
-    }
-
     #[inline(always)]
     pub fn any(self) -> bool {
         let mut any = false;
@@ -351,11 +341,6 @@ impl<S: Real> Vec3<S> {
     #[inline(always)]
     pub fn splat(value: S) -> Self {
         Vec3::new(value, value, value)
-    }
-
-    #[inline(always)]
-    pub fn zero() -> Self {
-        Vec3::splat(S::splat(0.0))
     }
 
     #[inline(always)]
