@@ -101,21 +101,22 @@ fn measure<const N: usize, K: Constraint<N>>(
     sweeps: usize,
 ) -> [f64; 3] {
     let (x_prev, inv_mass) = (&model.particles.x_prev, &model.particles.inv_mass);
-    let inv_h = 480.0;
+    let terms = model.materials.terms(480.0);
+    let terms = terms.as_slice();
     let coloured = block.colours.last().map_or(0, |c| c.end);
     let projections = (coloured * sweeps) as f64;
     let batched = median_seconds(model, block.len(), |x, lambda| {
         for _ in 0..sweeps {
             for colour in &block.colours {
                 let (items, lambda) = (&block.items[colour.clone()], &mut lambda[colour.clone()]);
-                project_batches(items, lambda, x, x_prev, inv_mass, inv_h);
+                project_batches(items, lambda, x, x_prev, inv_mass, terms);
             }
         }
     });
     let alone = median_seconds(model, block.len(), |x, lambda| {
         for _ in 0..sweeps {
             for (item, lambda) in block.items[..coloured].iter().zip(lambda.iter_mut()) {
-                project(item, lambda, x, x_prev, inv_mass, inv_h);
+                project(item, lambda, x, x_prev, inv_mass, terms);
             }
         }
     });
@@ -140,7 +141,7 @@ fn measure<const N: usize, K: Constraint<N>>(
                         &mut view,
                         x_prev,
                         inv_mass,
-                        inv_h,
+                        terms,
                     );
                     barrier.wait();
                 }

@@ -322,10 +322,14 @@ fn check(path: &Path) -> Result<(), Failure> {
     for (gate, limit) in gates {
         outln!(out, "gate {} <= {limit} ({})", gate.name(), gate.unit());
     }
+    let memory = xpbd_sim::memory::estimate(model, &scene.file.output.formats);
     outln!(
         out,
-        "memory estimate: {} for the solver state",
-        human_bytes(model.memory_bytes() as u64)
+        "memory estimate: {} peak for `run` (model and solver {}, frame output {}, program {})",
+        human_bytes(memory.total() as u64),
+        human_bytes(memory.state as u64),
+        human_bytes(memory.output as u64),
+        human_bytes(memory.program as u64)
     );
     if warnings.is_empty() {
         outln!(out, "warnings: none");

@@ -7,7 +7,7 @@ use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConst
 use crate::constraints::dihedral::{dihedral_angle, DihedralConstraint};
 use crate::constraints::distance::DistanceConstraint;
 use crate::constraints::long_range::LongRangeConstraint;
-use crate::constraints::Material;
+use crate::constraints::MaterialId;
 use crate::mesh::Mesh;
 use std::collections::BTreeSet;
 
@@ -20,13 +20,14 @@ pub enum BendingKind {
 /// What an object asked for, for the kinds that follow from its topology.
 #[derive(Debug, Clone, Default)]
 pub struct Recipe {
-    pub stretch: Option<Material>,
+    /// Materials are ids in the model's table (`Model::materials`).
+    pub stretch: Option<MaterialId>,
     /// The material of the diagonals inside faces of more than three sides (`shear`); they
     /// take `stretch`'s when it is `None`.
-    pub shear: Option<Material>,
+    pub shear: Option<MaterialId>,
     /// Strain at which a polygon side or line segment tears (`stretch.tear_strain`).
     pub tear_strain: Option<f64>,
-    pub bending: Option<(Material, BendingKind)>,
+    pub bending: Option<(MaterialId, BendingKind)>,
     /// `long_range.max_stretch`.
     pub long_range: Option<f64>,
 }
@@ -46,12 +47,22 @@ pub struct Generated {
 impl Generated {
     /// Adds `other`'s constraints after these.
     pub fn append(&mut self, other: Generated) {
-        self.stretch.extend(other.stretch);
-        self.bending.extend(other.bending);
-        self.isometric_bending.extend(other.isometric_bending);
-        self.rope_bending.extend(other.rope_bending);
-        self.long_range.extend(other.long_range);
+        append(&mut self.stretch, other.stretch);
+        append(&mut self.bending, other.bending);
+        append(&mut self.isometric_bending, other.isometric_bending);
+        append(&mut self.rope_bending, other.rope_bending);
+        append(&mut self.long_range, other.long_range);
         self.non_manifold += other.non_manifold;
+    }
+}
+
+/// `all.extend(more)`, but taking `more` whole when `all` is empty: the first (often the
+/// only) object's constraints are not copied.
+fn append<T>(all: &mut Vec<T>, more: Vec<T>) {
+    if all.is_empty() {
+        *all = more;
+    } else {
+        all.extend(more);
     }
 }
 
@@ -79,7 +90,9 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
             .tear_strain
             .map(|strain| (strain, tearable_edges(mesh)));
         let diagonals = fan_diagonals(mesh);
-        for [a, b] in mesh.unique_edges() {
+        let edges = mesh.unique_edges();
+        out.stretch.reserve_exact(edges.len());
+        for [a, b] in edges {
             let rest_length = p(a).distance(p(b));
             if rest_length <= 1e-12 * source.size || source.torn.contains(&[a, b]) {
                 continue;
@@ -104,6 +117,10 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
     if let Some((material, kind)) = recipe.bending {
         let (stencils, non_manifold) = hinges(source.triangles);
         out.non_manifold = non_manifold;
+        match kind {
+            BendingKind::Dihedral => out.bending.reserve_exact(stencils.len()),
+            BendingKind::Isometric => out.isometric_bending.reserve_exact(stencils.len()),
+        }
         for stencil in stencils {
             let edge = [stencil[0].min(stencil[1]), stencil[0].max(stencil[1])];
             if source.torn.contains(&edge) {

@@ -11,6 +11,7 @@ pub mod constraints;
 pub mod diff;
 pub mod gates;
 pub mod generate;
+pub mod memory;
 pub mod mesh;
 pub mod model;
 pub mod output;

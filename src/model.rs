@@ -9,6 +9,7 @@ use crate::constraints::long_range::LongRangeConstraint;
 use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::tet_volume::TetVolumeConstraint;
 use crate::constraints::volume::VolumeConstraint;
+use crate::constraints::Materials;
 use crate::mesh::Mesh;
 use crate::solver::colouring::ConstraintBlock;
 use glam::DVec3;
@@ -203,6 +204,9 @@ pub struct Model {
     pub volumes: Vec<VolumeConstraint>,
     /// Shape-matching clusters, one per object.
     pub shape_matching: Vec<ShapeMatchingConstraint>,
+    /// The materials the constraint blocks point into (volumes and shape matching keep
+    /// their own: one each per object).
+    pub materials: Materials,
     pub colliders: Vec<Collider>,
     pub params: SolverParams,
     /// The object each particle belongs to.
@@ -231,41 +235,4 @@ pub fn kind_counts(model: &Model) -> Vec<(&'static str, usize)> {
         ("shape_matching", model.shape_matching.len()),
         ("long_range", model.long_range.len()),
     ]
-}
-
-impl Model {
-    /// Bytes held by the solver state and constraints (the figure `check` prints).
-    pub fn memory_bytes(&self) -> usize {
-        use std::mem::size_of;
-        let n = self.particles.len();
-        let particles = n * (3 * size_of::<DVec3>() + 2 * size_of::<f64>());
-        let contacts = n * (size_of::<DVec3>() + size_of::<u32>());
-        let lambda = size_of::<f64>();
-        let stretch = self.stretch.len() * (size_of::<DistanceConstraint>() + lambda)
-            + self.rope_bending.len() * (size_of::<RopeBendingConstraint>() + lambda);
-        let bending = self.bending.len() * (size_of::<DihedralConstraint>() + lambda)
-            + self.isometric_bending.len() * (size_of::<IsometricBendingConstraint>() + lambda)
-            + self.tets.len() * (size_of::<TetVolumeConstraint>() + lambda)
-            + self.long_range.len() * (size_of::<LongRangeConstraint>() + lambda)
-            + self
-                .shape_matching
-                .iter()
-                .map(|c| c.particles.len() * 32)
-                .sum::<usize>();
-        let volumes: usize = self
-            .volumes
-            .iter()
-            .map(|v| v.triangles.len() * 12 + v.particles.len() * size_of::<DVec3>())
-            .sum();
-        let topology: usize = self
-            .objects
-            .iter()
-            .map(|o| {
-                o.topology.face_indices.len() * 4
-                    + o.triangles.len() * 12
-                    + o.topology.positions.len() * 24
-            })
-            .sum();
-        particles + contacts + stretch + bending + volumes + topology
-    }
 }

@@ -341,7 +341,12 @@ impl<'a> Shot<'a> {
             .context("cannot install the signal handlers")
             .map_err(Failure::Run)?;
 
-        let objects = solver.model.objects.clone();
+        // The writer thread keeps its own copy of the layouts, needed only for frame files.
+        let objects = if files.options().formats.is_empty() {
+            Vec::new()
+        } else {
+            solver.model.objects.clone()
+        };
         let writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
         let first_index = resumed
             .as_ref()
@@ -437,7 +442,8 @@ impl<'a> Shot<'a> {
             let model = &solver.model;
             // Tearing changes topology: hand the writer the new layouts when it has.
             let version: u64 = model.objects.iter().map(|o| o.topology_version).sum();
-            let changed = (version != sent_version).then(|| model.objects.clone());
+            let changed = (version != sent_version && self.writer.writes_files())
+                .then(|| model.objects.clone());
             sent_version = version;
             if self
                 .writer

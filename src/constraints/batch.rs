@@ -21,7 +21,8 @@ use super::{Constraint, Positions, Terms};
 use glam::DVec3;
 
 /// Projects `items`, a colour's share whose constraints share no moving particle, one batch
-/// of [`LANES`] after another, with their multipliers `lambda`.
+/// of [`LANES`] after another, with their multipliers `lambda` and the Δλ coefficients
+/// `terms` of every material ([`super::Materials::terms`], indexed by the items' ids).
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512vl+avx512dq+avx2+avx+fma",
     "x86_64+avx2+avx+fma",
@@ -33,7 +34,7 @@ pub fn project_batches<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     x: &mut P,
     x_prev: &[DVec3],
     inv_mass: &[f64],
-    inv_h: f64,
+    terms: &[Terms<f64>],
 ) {
     let mut items = items.chunks_exact(LANES);
     let mut lambda = lambda.chunks_exact_mut(LANES);
@@ -41,11 +42,11 @@ pub fn project_batches<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
         // Full batches as arrays, so the lane count is a constant the loops unroll to.
         let batch: &[K; LANES] = batch.try_into().expect("chunks_exact");
         let lambda: &mut [f64; LANES] = lambda.try_into().expect("chunks_exact");
-        project_lanes::<N, K, P, F64s>(batch, lambda, x, x_prev, inv_mass, inv_h);
+        project_lanes::<N, K, P, F64s>(batch, lambda, x, x_prev, inv_mass, terms);
     }
     let (rest, rest_lambda) = (items.remainder(), lambda.into_remainder());
     if !rest.is_empty() {
-        project_lanes::<N, K, P, F64s>(rest, rest_lambda, x, x_prev, inv_mass, inv_h);
+        project_lanes::<N, K, P, F64s>(rest, rest_lambda, x, x_prev, inv_mass, terms);
     }
 }
 
@@ -59,7 +60,7 @@ pub fn project_lanes<const N: usize, K: Constraint<N>, P: Positions + ?Sized, S:
     x: &mut P,
     x_prev: &[DVec3],
     inv_mass: &[f64],
-    inv_h: f64,
+    terms: &[Terms<f64>],
 ) {
     let count = items.len();
     debug_assert!((1..=S::LANES).contains(&count) && lambda.len() == count);
@@ -98,7 +99,7 @@ pub fn project_lanes<const N: usize, K: Constraint<N>, P: Positions + ?Sized, S:
     if !S::any(active) {
         return;
     }
-    let terms = Terms::<S>::gather(|l| items[l.min(count - 1)].material(), inv_h);
+    let terms = Terms::<S>::gather(|l| terms[items[l.min(count - 1)].material().index()]);
     let damped = terms.damped() & active;
     let grad_dot_dx = if S::any(damped) {
         let mut sum = S::splat(0.0);
@@ -144,7 +145,7 @@ mod tests {
     use crate::constraints::dihedral::DihedralConstraint;
     use crate::constraints::distance::DistanceConstraint;
     use crate::constraints::tet_volume::TetVolumeConstraint;
-    use crate::constraints::{project, Material};
+    use crate::constraints::{project, Material, MaterialId, Materials};
 
     /// A fixed xorshift sequence in [−1, 1).
     fn noise(seed: u64) -> impl FnMut() -> f64 {
@@ -177,13 +178,14 @@ mod tests {
         let (mut batched, mut alone) = (x0.clone(), x0);
         let mut lambda_batched = vec![0.01; items.len()];
         let mut lambda_alone = lambda_batched.clone();
+        let terms = materials().terms(480.0);
         project_batches(
             items,
             &mut lambda_batched,
             batched.as_mut_slice(),
             &x_prev,
             &inv_mass,
-            480.0,
+            &terms,
         );
         for (item, lambda) in items.iter().zip(&mut lambda_alone) {
             project(
@@ -192,7 +194,7 @@ mod tests {
                 alone.as_mut_slice(),
                 &x_prev,
                 &inv_mass,
-                480.0,
+                &terms,
             );
         }
         assert!(batched
@@ -212,7 +214,8 @@ mod tests {
         );
     }
 
-    fn damped(k: usize) -> Material {
+    /// Rigid, damped compliant and PBD stiff: ids 0, 1 and 2 of [`materials`].
+    fn material(k: usize) -> Material {
         match k % 3 {
             0 => Material::RIGID,
             1 => Material::Compliant {
@@ -221,6 +224,18 @@ mod tests {
             },
             _ => Material::Stiff { stiffness: 0.7 },
         }
+    }
+
+    fn materials() -> Materials {
+        let mut table = Materials::default();
+        for k in 0..3 {
+            table.intern(material(k));
+        }
+        table
+    }
+
+    fn damped(k: usize) -> MaterialId {
+        materials().intern(material(k))
     }
 
     #[test]
@@ -272,7 +287,7 @@ mod tests {
             .map(|k| DihedralConstraint {
                 particles: [0; 4],
                 rest_angle: 3.0 * next() + 0.01 * k as f64,
-                material: Material::RIGID,
+                material: MaterialId::RIGID,
             })
             .collect();
         let stencils: Vec<[DVec3; 4]> = (0..LANES)

@@ -27,7 +27,7 @@
 //! `L` the mean rest length of the two segments: `C ≈ θ` for a small bend θ at b. 1/(N·m).
 
 use super::lanes::{Real, Vec3};
-use super::{per_lane, Constraint, Material};
+use super::{per_lane, Constraint, MaterialId};
 use glam::DVec3;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,7 +37,7 @@ pub struct CurvatureConstraint<const N: usize> {
     pub weights: [f64; N],
     /// `s` of the module docs.
     pub scale: f64,
-    pub material: Material,
+    pub material: MaterialId,
 }
 
 /// An isometric bending hinge.
@@ -52,7 +52,7 @@ fn cotangent(u: DVec3, w: DVec3) -> Option<f64> {
 
 impl IsometricBendingConstraint {
     /// The hinge for a rest stencil `[e0, e1, o0, o1]`, or `None` when a triangle is degenerate.
-    pub fn isometric(particles: [u32; 4], rest: &[DVec3; 4], material: Material) -> Option<Self> {
+    pub fn isometric(particles: [u32; 4], rest: &[DVec3; 4], material: MaterialId) -> Option<Self> {
         let [e0, e1, o0, o1] = *rest;
         let e = e1 - e0;
         let c01 = cotangent(e, o0 - e0)?;
@@ -71,7 +71,7 @@ impl IsometricBendingConstraint {
 
 impl RopeBendingConstraint {
     /// The bend at `b` of `[a, b, c]`, or `None` when a segment has no length.
-    pub fn rope(particles: [u32; 3], rest: &[DVec3; 3], material: Material) -> Option<Self> {
+    pub fn rope(particles: [u32; 3], rest: &[DVec3; 3], material: MaterialId) -> Option<Self> {
         let length = 0.5 * (rest[0].distance(rest[1]) + rest[1].distance(rest[2]));
         (length > 0.0).then(|| CurvatureConstraint {
             particles,
@@ -89,7 +89,7 @@ impl<const N: usize> Constraint<N> for CurvatureConstraint<N> {
     fn particles(&self) -> [u32; N] {
         self.particles
     }
-    fn material(&self) -> Material {
+    fn material(&self) -> MaterialId {
         self.material
     }
     #[inline(always)]
@@ -142,7 +142,7 @@ mod tests {
     #[test]
     fn isometric_is_zero_when_flat_grows_like_the_fold_and_gradient_matches() {
         let hinge =
-            IsometricBendingConstraint::isometric([0, 1, 2, 3], &stencil(0.0), Material::RIGID)
+            IsometricBendingConstraint::isometric([0, 1, 2, 3], &stencil(0.0), MaterialId::RIGID)
                 .unwrap();
         assert!(
             hinge.evaluate(&stencil(0.0)).is_none(),
@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn rope_bend_is_the_angle_for_small_bends() {
         let straight = [DVec3::ZERO, DVec3::X, DVec3::new(2.0, 0.0, 0.0)];
-        let bend = RopeBendingConstraint::rope([0, 1, 2], &straight, Material::RIGID).unwrap();
+        let bend = RopeBendingConstraint::rope([0, 1, 2], &straight, MaterialId::RIGID).unwrap();
         assert!(bend.evaluate(&straight).is_none());
         let theta: f64 = 0.01;
         let bent = [

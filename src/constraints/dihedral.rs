@@ -23,7 +23,7 @@
 
 use super::atan2::atan2;
 use super::lanes::{Real, Vec3};
-use super::{per_lane, Constraint, Material};
+use super::{per_lane, Constraint, MaterialId};
 use glam::DVec3;
 use std::f64::consts::{PI, TAU};
 
@@ -33,7 +33,7 @@ pub struct DihedralConstraint {
     pub particles: [u32; 4],
     /// Rest angle θ0, radians.
     pub rest_angle: f64,
-    pub material: Material,
+    pub material: MaterialId,
 }
 
 /// Wraps an angle difference into (−π, π].
@@ -102,7 +102,7 @@ impl Constraint<4> for DihedralConstraint {
     fn particles(&self) -> [u32; 4] {
         self.particles
     }
-    fn material(&self) -> Material {
+    fn material(&self) -> MaterialId {
         self.material
     }
     #[inline(always)]
@@ -135,7 +135,7 @@ mod tests {
         DihedralConstraint {
             particles: [0, 1, 2, 3],
             rest_angle,
-            material: Material::RIGID,
+            material: MaterialId::RIGID,
         }
     }
 

@@ -7,7 +7,7 @@
 //! is pinned (inverse mass 0), so only the free particle moves. Rigid (compliance 0).
 
 use super::lanes::{Real, Vec3};
-use super::{per_lane, Constraint, Material};
+use super::{per_lane, Constraint, MaterialId};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LongRangeConstraint {
@@ -24,8 +24,8 @@ impl Constraint<2> for LongRangeConstraint {
     fn particles(&self) -> [u32; 2] {
         self.particles
     }
-    fn material(&self) -> Material {
-        Material::RIGID
+    fn material(&self) -> MaterialId {
+        MaterialId::RIGID
     }
     #[inline(always)]
     fn shape<S: Real>(items: &[Self]) -> S {

@@ -27,135 +27,14 @@ pub mod dihedral;
 pub mod distance;
 pub mod lanes;
 pub mod long_range;
+pub mod material;
 pub mod shape_matching;
 pub mod tet_volume;
 pub mod volume;
 
 use glam::DVec3;
 use lanes::{Real, Vec3};
-
-/// How a constraint resists being violated.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Material {
-    /// XPBD: compliance α (inverse stiffness, in the units of `C` per newton, or per N·m) and
-    /// damping β (eq. 26; no effect when α = 0).
-    Compliant { compliance: f64, damping: f64 },
-    /// PBD: stiffness `k'` in [0, 1], already corrected for the iteration count.
-    Stiff { stiffness: f64 },
-}
-
-impl Material {
-    /// Rigid in either mode.
-    pub const RIGID: Material = Material::Compliant {
-        compliance: 0.0,
-        damping: 0.0,
-    };
-
-    /// PBD stiffness `k` per iteration corrected for `iterations` per substep:
-    /// `k' = 1 − (1 − k)^(1/n)`.
-    pub fn pbd(stiffness: f64, iterations: usize) -> Material {
-        Material::Stiff {
-            stiffness: 1.0 - (1.0 - stiffness).powf(1.0 / iterations as f64),
-        }
-    }
-
-    /// Δλ for a constraint of value `c`, current multiplier `lambda`, `Σ w |∇C|²`,
-    /// `Σ ∇C · (p − x_prev)` and substep reciprocal `inv_h`.
-    #[inline]
-    pub fn delta_lambda(
-        self,
-        c: f64,
-        lambda: f64,
-        w_grad_sq: f64,
-        grad_dot_dx: f64,
-        inv_h: f64,
-    ) -> f64 {
-        let terms = self.terms(inv_h);
-        terms.delta_lambda(c, lambda, w_grad_sq, grad_dot_dx)
-    }
-
-    /// Whether the damping term needs `Σ ∇C · (p − x_prev)`.
-    #[inline]
-    pub fn is_damped(self) -> bool {
-        matches!(self, Material::Compliant { compliance, damping } if compliance != 0.0 && damping != 0.0)
-    }
-
-    /// The coefficients of Δλ at substep reciprocal `inv_h`.
-    #[inline(always)]
-    fn terms(self, inv_h: f64) -> Terms<f64> {
-        match self {
-            Material::Compliant {
-                compliance,
-                damping,
-            } => Terms {
-                alpha_tilde: compliance * inv_h * inv_h,
-                gamma: compliance * damping * inv_h,
-                stiffness: 0.0,
-                stiff: false,
-            },
-            Material::Stiff { stiffness } => Terms {
-                alpha_tilde: 0.0,
-                gamma: 0.0,
-                stiffness,
-                stiff: true,
-            },
-        }
-    }
-}
-
-/// A material's coefficients of Δλ for one substep length, for one constraint or per lane.
-#[derive(Clone, Copy)]
-pub struct Terms<S: Real> {
-    /// `α̃ = α / h²` (XPBD).
-    alpha_tilde: S,
-    /// `γ = α β / h` (XPBD damping).
-    gamma: S,
-    /// `k'` (PBD).
-    stiffness: S,
-    stiff: S::Mask,
-}
-
-impl<S: Real> Terms<S> {
-    /// Lane `l` holds the terms of `materials(l)`.
-    #[inline(always)]
-    pub fn gather(materials: impl Fn(usize) -> Material, inv_h: f64) -> Self {
-        let mut lanes = [Material::RIGID.terms(inv_h); lanes::LANES];
-        for (l, terms) in lanes.iter_mut().enumerate().take(S::LANES) {
-            *terms = materials(l).terms(inv_h);
-        }
-        Terms {
-            alpha_tilde: S::from_lanes(|l| lanes[l].alpha_tilde),
-            gamma: S::from_lanes(|l| lanes[l].gamma),
-            stiffness: S::from_lanes(|l| lanes[l].stiffness),
-            stiff: S::mask_from_lanes(|l| lanes[l].stiff),
-        }
-    }
-
-    /// Δλ (module docs): XPBD's `(−C − α̃ λ − γ ∇C·Δx) / ((1 + γ) Σ w |∇C|² + α̃)`, 0 when the
-    /// denominator vanishes; PBD's `−k' C / Σ w |∇C|²`. Callers skip `w_grad_sq = 0`.
-    #[inline(always)]
-    pub fn delta_lambda(self, c: S, lambda: S, w_grad_sq: S, grad_dot_dx: S) -> S {
-        let one = S::splat(1.0);
-        let denominator = (one + self.gamma) * w_grad_sq + self.alpha_tilde;
-        let compliant = S::select(
-            denominator.le(S::splat(f64::MIN_POSITIVE)),
-            S::splat(0.0),
-            (-c - self.alpha_tilde * lambda - self.gamma * grad_dot_dx) / denominator,
-        );
-        let stiff = S::select(
-            w_grad_sq.gt(S::splat(0.0)),
-            -self.stiffness * c / w_grad_sq,
-            S::splat(0.0),
-        );
-        S::select(self.stiff, stiff, compliant)
-    }
-
-    /// Lanes whose damping term needs `Σ ∇C · (p − x_prev)` (γ ≠ 0).
-    #[inline(always)]
-    pub fn damped(self) -> S::Mask {
-        !(self.gamma.abs().le(S::splat(0.0)))
-    }
-}
+pub use material::{Material, MaterialId, Materials, Terms};
 
 /// A constraint on `N` particles, its math written once over any [`Real`]: one constraint at
 /// a time ([`Constraint::evaluate`]) or eight side by side ([`batch`]).
@@ -172,7 +51,7 @@ pub trait Constraint<const N: usize>: Sync + Send + Sized {
     const BATCHED: bool = false;
 
     fn particles(&self) -> [u32; N];
-    fn material(&self) -> Material;
+    fn material(&self) -> MaterialId;
 
     /// The shapes of `items` (one per lane; lanes past the end repeat the last item).
     fn shape<S: Real>(items: &[Self]) -> Self::Shape<S>;
@@ -245,7 +124,7 @@ pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     x: &mut P,
     x_prev: &[DVec3],
     inv_mass: &[f64],
-    inv_h: f64,
+    terms: &[Terms<f64>],
 ) {
     batch::project_lanes::<N, K, P, f64>(
         std::slice::from_ref(constraint),
@@ -253,7 +132,7 @@ pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
         x,
         x_prev,
         inv_mass,
-        inv_h,
+        terms,
     );
 }
 

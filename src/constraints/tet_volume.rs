@@ -11,7 +11,7 @@
 //! a volumetric soft body.
 
 use super::lanes::{Real, Vec3};
-use super::{per_lane, Constraint, Material};
+use super::{per_lane, Constraint, MaterialId};
 use glam::DVec3;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,7 +19,7 @@ pub struct TetVolumeConstraint {
     pub particles: [u32; 4],
     /// Signed rest volume V0, m³ (positive for the usual orientation).
     pub rest_volume: f64,
-    pub material: Material,
+    pub material: MaterialId,
 }
 
 /// Signed volume `(p2 − p1) × (p3 − p1) · (p4 − p1) / 6`.
@@ -34,7 +34,7 @@ impl Constraint<4> for TetVolumeConstraint {
     fn particles(&self) -> [u32; 4] {
         self.particles
     }
-    fn material(&self) -> Material {
+    fn material(&self) -> MaterialId {
         self.material
     }
     #[inline(always)]
@@ -77,7 +77,7 @@ mod tests {
         let tet = TetVolumeConstraint {
             particles: [0, 1, 2, 3],
             rest_volume: tet_volume(&p),
-            material: Material::RIGID,
+            material: MaterialId::RIGID,
         };
         assert!(tet.rest_volume > 0.0);
         assert!(tet.evaluate(&p).unwrap().0.abs() < 1e-15);

@@ -39,7 +39,8 @@ pub struct FrameWriter {
     options: FrameOptions,
     buffer: Vec<u8>,
     scratch: Scratch,
-    /// Per object, the bytes that are the same in every frame (topology never changes).
+    /// Per object, the bytes that are the same in every frame (topology never changes), for
+    /// the formats written.
     constant_parts: Vec<ConstantParts>,
 }
 
@@ -128,6 +129,9 @@ impl FrameWriter {
         frame: u64,
     ) -> Result<u64> {
         let mut bytes = 0;
+        if self.options.formats.is_empty() {
+            return Ok(bytes);
+        }
         if self.constant_parts.len() != objects.len() {
             self.constant_parts = objects
                 .iter()
@@ -243,8 +247,16 @@ impl ConstantParts {
     fn encode(object: &ObjectLayout, options: &FrameOptions) -> Self {
         let surface = Surface::new(object, options.rope_tube.as_ref());
         let with_normals = options.normals && surface.mesh.face_count() > 0;
-        let (obj_uvs, obj_elements) = obj_constant(&surface, with_normals);
-        let (ply_header, ply_elements) = ply_constant(object, &surface, options, with_normals);
+        let (obj_uvs, obj_elements) = if options.formats.contains(&Format::Obj) {
+            obj_constant(&surface, with_normals)
+        } else {
+            Default::default()
+        };
+        let (ply_header, ply_elements) = if options.formats.contains(&Format::Ply) {
+            ply_constant(object, &surface, options, with_normals)
+        } else {
+            Default::default()
+        };
         ConstantParts {
             version: object.topology_version,
             surface,

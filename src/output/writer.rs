@@ -41,12 +41,15 @@ pub struct BackgroundWriter {
     sender: SyncSender<Snapshot>,
     recycled: Receiver<Snapshot>,
     thread: JoinHandle<WriterReport>,
+    /// Whether frames have files (any format): without, snapshots carry no particles.
+    writes_files: bool,
     /// Time the solver spent waiting for a free slot.
     pub waited: Duration,
 }
 
 impl BackgroundWriter {
     pub fn start(files: FrameWriter, stats: StatsLog, objects: Vec<ObjectLayout>) -> Result<Self> {
+        let writes_files = !files.options().formats.is_empty();
         let (sender, receiver) = mpsc::sync_channel::<Snapshot>(1);
         let (recycle, recycled) = mpsc::channel::<Snapshot>();
         let thread = std::thread::Builder::new()
@@ -57,11 +60,18 @@ impl BackgroundWriter {
             sender,
             recycled,
             thread,
+            writes_files,
             waited: Duration::ZERO,
         })
     }
 
-    /// Hands frame `frame` over for writing. Fails when the writer has stopped on an error
+    /// Whether frames have files: without, the writer keeps only the stats log.
+    pub fn writes_files(&self) -> bool {
+        self.writes_files
+    }
+
+    /// Hands frame `frame` over for writing (the positions and velocities are copied only
+    /// when there are frame files to write: `--no-output` keeps no second copy). Fails when the writer has stopped on an error
     /// (call [`finish`](Self::finish) to learn it).
     pub fn submit(
         &mut self,
@@ -73,17 +83,19 @@ impl BackgroundWriter {
     ) -> Result<()> {
         let mut snapshot = self.recycled.try_recv().unwrap_or(Snapshot {
             frame,
-            x: Vec::with_capacity(x.len()),
-            v: Vec::with_capacity(v.len()),
+            x: Vec::new(),
+            v: Vec::new(),
             stats_line: String::new(),
             objects: None,
         });
         snapshot.objects = objects;
         snapshot.frame = frame;
         snapshot.x.clear();
-        snapshot.x.extend_from_slice(x);
         snapshot.v.clear();
-        snapshot.v.extend_from_slice(v);
+        if self.writes_files {
+            snapshot.x.extend_from_slice(x);
+            snapshot.v.extend_from_slice(v);
+        }
         snapshot.stats_line = stats_line;
         let start = Instant::now();
         let sent = self.sender.send(snapshot);

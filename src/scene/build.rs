@@ -9,7 +9,7 @@ use crate::collision::{Collider, MeshGeometry, Shape};
 use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::tet_volume::{tet_volume, TetVolumeConstraint};
 use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
-use crate::constraints::Material;
+use crate::constraints::{Material, Materials};
 use crate::generate::{generate, BendingKind, Generated, Recipe, Source};
 use crate::mesh::{obj, ply, primitives, tetgen, Mesh, MAX_VERTICES};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
@@ -43,6 +43,8 @@ struct Constraints {
     tets: Vec<TetVolumeConstraint>,
     volumes: Vec<VolumeConstraint>,
     shape_matching: Vec<ShapeMatchingConstraint>,
+    /// The distinct materials the constraints above point into.
+    materials: Materials,
 }
 
 /// The [`Material`] a constraint table asks for under the scene's solver.
@@ -197,6 +199,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         long_range: ConstraintBlock::new(constraints.generated.long_range, inv_mass),
         volumes: constraints.volumes,
         shape_matching: constraints.shape_matching,
+        materials: constraints.materials,
         particles,
         objects,
         owner,
@@ -246,16 +249,17 @@ impl ObjectPart<'_> {
         warnings: &mut Vec<String>,
     ) -> Result<(Recipe, f64)> {
         let (mesh, key) = (self.mesh, self.key);
+        let materials = &mut out.materials;
         let recipe = Recipe {
-            stretch: object.stretch.as_ref().map(|t| self.material(t)),
-            shear: object.shear.as_ref().map(|t| self.material(t)),
+            stretch: (object.stretch.as_ref()).map(|t| materials.intern(self.material(t))),
+            shear: (object.shear.as_ref()).map(|t| materials.intern(self.material(t))),
             tear_strain: object.stretch.as_ref().and_then(|t| t.tear_strain),
             bending: object.bending.as_ref().map(|t| {
                 let kind = match t.model {
                     BendingModel::Dihedral => BendingKind::Dihedral,
                     BendingModel::Isometric => BendingKind::Isometric,
                 };
-                (self.material(t), kind)
+                (materials.intern(self.material(t)), kind)
             }),
             long_range: object.long_range.as_ref().map(|t| t.max_stretch),
         };
@@ -289,7 +293,7 @@ impl ObjectPart<'_> {
             if mesh.tets.is_empty() {
                 bail!("{key}.tets: needs a tetrahedral geometry: a TetGen `mesh = \"….node\"` or a `box`");
             }
-            let material = self.material(table);
+            let material = out.materials.intern(self.material(table));
             for &tet in &mesh.tets {
                 let p = tet.map(|i| mesh.positions[i as usize]);
                 let rest_volume = tet_volume(&p);
@@ -872,7 +876,7 @@ mod tests {
         let edges = &built.model.stretch.items;
         assert_eq!(edges.len(), 5);
         for edge in edges {
-            let compliance = match edge.material {
+            let compliance = match built.model.materials.get(edge.material) {
                 Material::Compliant { compliance, .. } => compliance,
                 Material::Stiff { .. } => unreachable!("XPBD scene"),
             };
@@ -889,7 +893,7 @@ mod tests {
             .stretch
             .items
             .iter()
-            .all(|e| e.material == Material::RIGID));
+            .all(|e| built.model.materials.get(e.material) == Material::RIGID));
         assert!(built
             .warnings
             .iter()

@@ -29,7 +29,7 @@ pub struct ConstraintBlock<K> {
     pub overflow: Range<usize>,
 }
 
-impl<K: Clone> ConstraintBlock<K> {
+impl<K> ConstraintBlock<K> {
     /// Colours `items` (in the given order). Pinned particles (inverse mass 0) never move, so
     /// constraints may share them within a colour (as Box2D does with static bodies): a
     /// thousand tethers to one pin still fit one colour.
@@ -64,13 +64,34 @@ impl<K: Clone> ConstraintBlock<K> {
             colours.push(start..end);
             start = end;
         }
-        let sorted: Vec<K> = order.iter().map(|&k| items[k].clone()).collect();
+        drop(colour_of);
+        drop(used);
+        let mut items = items;
+        permute_in_place(&mut items, order);
         ConstraintBlock {
-            lambda: vec![0.0; sorted.len()],
-            overflow: start..sorted.len(),
-            items: sorted,
+            lambda: vec![0.0; items.len()],
+            overflow: start..items.len(),
+            items,
             colours,
         }
+    }
+}
+
+/// Reorders `items` so that `items[k]` becomes the old `items[order[k]]`, by swapping along
+/// the permutation's cycles: no second copy of the constraints (for cloth-256 the copy was
+/// 10 MB at the peak of the build).
+fn permute_in_place<K>(items: &mut [K], mut order: Vec<usize>) {
+    for start in 0..items.len() {
+        // Follow the cycle through `start`; each visited slot is marked done by pointing it
+        // at itself.
+        let mut k = start;
+        while order[k] != start {
+            let next = order[k];
+            items.swap(k, next);
+            order[k] = k;
+            k = next;
+        }
+        order[k] = k;
     }
 }
 
@@ -116,7 +137,7 @@ mod tests {
             .map(|&particles| DistanceConstraint {
                 particles,
                 rest_length: 1.0,
-                material: crate::constraints::Material::RIGID,
+                material: crate::constraints::MaterialId::RIGID,
                 tear_length: f64::INFINITY,
                 diagonal: false,
             })
@@ -139,13 +160,22 @@ mod tests {
     }
 
     #[test]
+    fn permuting_in_place_moves_each_item_to_its_slot() {
+        let order = vec![3, 0, 4, 1, 2, 6, 5, 7];
+        let mut items: Vec<usize> = (0..order.len()).map(|k| 10 * k).collect();
+        permute_in_place(&mut items, order.clone());
+        let expected: Vec<usize> = order.iter().map(|&k| 10 * k).collect();
+        assert_eq!(items, expected);
+    }
+
+    #[test]
     fn a_particle_with_more_than_64_constraints_fills_the_overflow_group() {
         // A star: 70 edges around particle 0 need 70 colours.
         let items: Vec<DistanceConstraint> = (1..=70)
             .map(|k| DistanceConstraint {
                 particles: [0, k],
                 rest_length: 1.0,
-                material: crate::constraints::Material::RIGID,
+                material: crate::constraints::MaterialId::RIGID,
                 tear_length: f64::INFINITY,
                 diagonal: false,
             })

@@ -79,7 +79,8 @@ pub struct ParticleContacts {
     touches_others: Vec<bool>,
     /// Per object: touches itself.
     touches_itself: Vec<bool>,
-    /// Rest position of every particle of a self-colliding object (others unused).
+    /// Rest position of every particle when an object collides with itself (others unused);
+    /// empty when none does.
     rest: Vec<DVec3>,
     /// Triangles of self-colliding objects, in particle indices, and their edges (sorted).
     triangles: Vec<[u32; 3]>,
@@ -106,7 +107,12 @@ impl ParticleContacts {
             .map(|o| o.collide && colliding >= 2)
             .collect();
         let touches_itself: Vec<bool> = model.objects.iter().map(|o| o.self_collision).collect();
-        let mut rest = vec![DVec3::ZERO; model.particles.len()];
+        // Rest positions are read only for pairs within a self-colliding object.
+        let mut rest = if touches_itself.contains(&true) {
+            vec![DVec3::ZERO; model.particles.len()]
+        } else {
+            Vec::new()
+        };
         let mut triangles = Vec::new();
         for object in &model.objects {
             if !object.self_collision {

@@ -9,6 +9,7 @@ mod determinism;
 mod diff;
 mod gates;
 mod hostile_input;
+mod memory;
 mod mesh_colliders;
 mod object_contacts;
 mod output_files;

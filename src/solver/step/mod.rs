@@ -42,7 +42,7 @@ use crate::constraints::long_range::LongRangeConstraint;
 use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::tet_volume::TetVolumeConstraint;
 use crate::constraints::volume::VolumeConstraint;
-use crate::constraints::{project, Constraint};
+use crate::constraints::{project, Constraint, Terms};
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::model::{Model, SolverParams};
 use anyhow::{Context, Result};
@@ -65,11 +65,24 @@ pub struct Divergence {
     pub reason: String,
 }
 
+/// Length of the per-particle collider-contact arrays: none without colliders.
+fn collider_contact_len(model: &Model, particles: usize) -> usize {
+    if model.colliders.is_empty() {
+        0
+    } else {
+        particles
+    }
+}
+
 /// The model, the per-substep contact state and the run's worker threads.
 pub struct Solver {
     pub model: Model,
+    /// Δλ coefficients of every material at this run's substep (`Model::materials`).
+    material_terms: Vec<Terms<f64>>,
     /// Collider each particle touched in the current substep (`NO_CONTACT` if none).
     contact_collider: Vec<u32>,
+    /// The touched collider's normal at each particle; like `contact_surface`, empty when the
+    /// scene has no collider (nothing is ever touched).
     contact_normal: Vec<DVec3>,
     /// How far the touched collider's surface moved in the substep (moving colliders).
     contact_surface: Vec<DVec3>,
@@ -142,7 +155,10 @@ impl Solver {
                 }
             }
         }
+        let h = 1.0 / (model.params.fps * model.params.substeps as f64);
+        let contact_len = collider_contact_len(&model, n);
         Ok(Solver {
+            material_terms: model.materials.terms(1.0 / h),
             particle_contacts: RwLock::new(ParticleContacts::new(&model)),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
             feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
@@ -150,8 +166,8 @@ impl Solver {
             mesh_poses,
             model,
             contact_collider: vec![NO_CONTACT; n],
-            contact_normal: vec![DVec3::ZERO; n],
-            contact_surface: vec![DVec3::ZERO; n],
+            contact_normal: vec![DVec3::ZERO; contact_len],
+            contact_surface: vec![DVec3::ZERO; contact_len],
             collides,
             animated_pins,
             surface_pins,
@@ -195,8 +211,9 @@ impl Solver {
     /// Extends the per-particle solver state after tearing added particles.
     pub(crate) fn grow_to(&mut self, n: usize) {
         self.contact_collider.resize(n, NO_CONTACT);
-        self.contact_normal.resize(n, DVec3::ZERO);
-        self.contact_surface.resize(n, DVec3::ZERO);
+        let len = collider_contact_len(&self.model, n);
+        self.contact_normal.resize(len, DVec3::ZERO);
+        self.contact_surface.resize(len, DVec3::ZERO);
         self.particle_contacts = RwLock::new(ParticleContacts::new(&self.model));
         self.feature_contacts = RwLock::new(FeatureContacts::new(&self.model));
         let model = &self.model;
@@ -319,6 +336,7 @@ impl Solver {
             animated_pins: &self.animated_pins,
             surface_pins: &self.surface_pins,
             contact_surface: SharedSlice::new(&mut self.contact_surface),
+            material_terms: &self.material_terms,
             params: &model.params,
             threads,
             barrier: SpinBarrier::new(threads),
@@ -456,6 +474,7 @@ struct Frame<'a> {
     animated_pins: &'a [(usize, usize, DVec3)],
     surface_pins: &'a [(usize, usize, SurfaceAttachment)],
     contact_surface: SharedSlice<'a, DVec3>,
+    material_terms: &'a [Terms<f64>],
     params: &'a SolverParams,
     threads: usize,
     barrier: SpinBarrier,
@@ -517,14 +536,14 @@ impl Frame<'_> {
             self.find_feature_contacts(t, &posed);
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
-                self.solve_block(&self.stretch, t, first, h, Sweep::Forward);
-                self.solve_block(&self.tets, t, first, h, Sweep::Forward);
-                self.solve_block(&self.bending, t, first, h, Sweep::Forward);
-                self.solve_block(&self.isometric_bending, t, first, h, Sweep::Forward);
-                self.solve_block(&self.rope_bending, t, first, h, Sweep::Forward);
-                self.sweep_back(t, h);
+                self.solve_block(&self.stretch, t, first, Sweep::Forward);
+                self.solve_block(&self.tets, t, first, Sweep::Forward);
+                self.solve_block(&self.bending, t, first, Sweep::Forward);
+                self.solve_block(&self.isometric_bending, t, first, Sweep::Forward);
+                self.solve_block(&self.rope_bending, t, first, Sweep::Forward);
+                self.sweep_back(t);
                 self.solve_whole_objects(t, first, true, h);
-                self.solve_block(&self.long_range, t, first, h, Sweep::Forward);
+                self.solve_block(&self.long_range, t, first, Sweep::Forward);
                 self.solve_particle_contacts(t, first);
                 self.solve_contacts(particles.clone(), &posed);
                 self.barrier.wait();
@@ -569,12 +588,12 @@ impl Frame<'_> {
 
     /// The backward half of a symmetric Gauss–Seidel iteration: the coloured kinds again in
     /// reverse order, each block's colours reversed (see [`Sweep`]).
-    fn sweep_back(&self, t: usize, h: f64) {
-        self.solve_block(&self.rope_bending, t, false, h, Sweep::Backward);
-        self.solve_block(&self.isometric_bending, t, false, h, Sweep::Backward);
-        self.solve_block(&self.bending, t, false, h, Sweep::Backward);
-        self.solve_block(&self.tets, t, false, h, Sweep::Backward);
-        self.solve_block(&self.stretch, t, false, h, Sweep::Backward);
+    fn sweep_back(&self, t: usize) {
+        self.solve_block(&self.rope_bending, t, false, Sweep::Backward);
+        self.solve_block(&self.isometric_bending, t, false, Sweep::Backward);
+        self.solve_block(&self.bending, t, false, Sweep::Backward);
+        self.solve_block(&self.tets, t, false, Sweep::Backward);
+        self.solve_block(&self.stretch, t, false, Sweep::Backward);
     }
 
     /// Projects this thread's share of every colour (whole batches, see
@@ -585,10 +604,9 @@ impl Frame<'_> {
         block: &SharedBlock<'_, K>,
         t: usize,
         first_iteration: bool,
-        h: f64,
         sweep: Sweep,
     ) {
-        let inv_h = 1.0 / h;
+        let terms = self.material_terms;
         // SAFETY: read-only for every thread during constraint stages (written only in the
         // predict stage, behind a barrier).
         let x_prev = unsafe { self.x_prev.as_slice() };
@@ -603,10 +621,10 @@ impl Frame<'_> {
             }
             let items = &block.items[range];
             if batched && K::BATCHED {
-                project_batches(items, lambda, &mut x, x_prev, self.inv_mass, inv_h);
+                project_batches(items, lambda, &mut x, x_prev, self.inv_mass, terms);
             } else {
                 for (item, lambda) in items.iter().zip(lambda) {
-                    project(item, lambda, &mut x, x_prev, self.inv_mass, inv_h);
+                    project(item, lambda, &mut x, x_prev, self.inv_mass, terms);
                 }
             }
         };
@@ -710,15 +728,25 @@ impl Frame<'_> {
         };
         let start = range.start;
         // SAFETY: this thread's share of the particles.
-        let (x, x_prev, v, collider_of, normal_of, surface_of) = unsafe {
+        let (x, x_prev, v, collider_of) = unsafe {
             (
                 &*self.x.range(range.clone()),
                 &*self.x_prev.range(range.clone()),
                 self.v.range(range.clone()),
                 &*self.contact_collider.range(range.clone()),
-                &*self.contact_normal.range(range.clone()),
-                &*self.contact_surface.range(range.clone()),
             )
+        };
+        // Without colliders nothing is touched and the normals are never read.
+        let (normal_of, surface_of): (&[DVec3], &[DVec3]) = if self.colliders.is_empty() {
+            (&[], &[])
+        } else {
+            // SAFETY: as above.
+            unsafe {
+                (
+                    &*self.contact_normal.range(range.clone()),
+                    &*self.contact_surface.range(range.clone()),
+                )
+            }
         };
         let inv_mass = &self.inv_mass[range];
         let mut first_bad = usize::MAX;

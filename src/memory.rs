@@ -1,0 +1,155 @@
+//! `check`'s estimate of a run's peak resident memory, from the built model and the output
+//! formats (docs/benchmarks.md, "Memory", has the measurements it is calibrated on).
+//!
+//! The peak of a run is reached while it steps (the build's temporaries are freed before the
+//! solver starts), so the estimate is what is alive then:
+//!
+//! - the program itself (code, libraries, thread stacks): [`PROGRAM_BYTES`], measured as the
+//!   peak of a 3 × 3 cloth;
+//! - the model: per-particle arrays, each object's topology, the constraint blocks with
+//!   their multipliers λ, volumes, shape matching and collider meshes;
+//! - the solver: per-particle contact and frame-motion arrays, and the self-collision
+//!   structures of colliding objects;
+//! - frame output, when there is any: the snapshots handed to the writer thread, its copy of
+//!   the object layouts, and per written vertex the encoded constant parts and frame buffer
+//!   ([`PLY_BYTES_PER_VERTEX`], [`OBJ_BYTES_PER_VERTEX`], measured).
+
+use crate::model::{Model, ObjectLayout};
+use crate::scene::types::Format;
+use glam::DVec3;
+use std::mem::size_of;
+
+/// Resident memory of a run of a 3 × 3 cloth (release build, Linux): code, libraries, the
+/// worker and writer threads' stacks.
+pub const PROGRAM_BYTES: usize = 6 << 20;
+
+/// Writer memory per written vertex for PLY beyond the snapshots and layouts: the encoded
+/// faces and header, the frame buffer (binary, about 70 B per vertex with normals and
+/// velocities) and the vertex scratch. Measured on cloth-256 and drape-128.
+pub const PLY_BYTES_PER_VERTEX: usize = 90;
+
+/// The same for OBJ: text frames (about 180 B per vertex with normals and UVs), their
+/// constant `vt` and `f` lines.
+pub const OBJ_BYTES_PER_VERTEX: usize = 370;
+
+/// A run's estimated peak, by part (bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    pub program: usize,
+    /// Model and solver state.
+    pub state: usize,
+    /// Frame output (0 without frame files).
+    pub output: usize,
+}
+
+impl Estimate {
+    pub fn total(&self) -> usize {
+        self.program + self.state + self.output
+    }
+}
+
+/// The estimate for running `model` writing `formats`.
+pub fn estimate(model: &Model, formats: &[Format]) -> Estimate {
+    let layouts: usize = model.objects.iter().map(layout_bytes).sum();
+    Estimate {
+        program: PROGRAM_BYTES,
+        state: particle_bytes(model) + layouts + constraint_bytes(model) + collider_bytes(model),
+        output: output_bytes(model, formats, layouts),
+    }
+}
+
+/// Per particle: the model's arrays (x, x_prev, v, inverse mass, mass, owner) and the
+/// solver's (collider contact, collides flag, frame motion; normals and surface motion only
+/// with colliders), plus self collision's rest positions and candidate lists.
+fn particle_bytes(model: &Model) -> usize {
+    let n = model.particles.len();
+    let model_arrays = 3 * size_of::<DVec3>() + 2 * size_of::<f64>() + size_of::<u32>();
+    let mut solver = size_of::<u32>() + size_of::<bool>() + 2 * size_of::<DVec3>();
+    if !model.colliders.is_empty() {
+        solver += 2 * size_of::<DVec3>();
+    }
+    let mut bytes = n * (model_arrays + solver);
+    // The self-collision owner copy and list of colliding particles.
+    bytes += n * size_of::<u32>();
+    if model.objects.iter().any(|o| o.self_collision) {
+        bytes += n * size_of::<DVec3>();
+        let triangles: usize = (model.objects.iter())
+            .filter(|o| o.self_collision)
+            .map(|o| o.triangles.len())
+            .sum();
+        // Triangles and edges, their swept boxes, two trees and the near lists.
+        bytes += triangles * 512;
+    }
+    bytes
+}
+
+/// An object's topology as the model keeps it.
+fn layout_bytes(object: &ObjectLayout) -> usize {
+    let mesh = &object.topology;
+    let uvs = mesh.uvs.as_ref().map_or(0, Vec::len) * size_of::<[f64; 2]>()
+        + (mesh.corner_uvs.as_ref()).map_or(0, |c| {
+            c.texcoords.len() * size_of::<[f64; 2]>() + mesh.face_indices.len() * 4
+        });
+    mesh.positions.len() * size_of::<DVec3>()
+        + uvs
+        + (mesh.face_indices.len() + mesh.face_offsets.len()) * size_of::<u32>()
+        + mesh.corner_smoothing.as_ref().map_or(0, Vec::len) * size_of::<u32>()
+        + mesh.segments.len() * size_of::<[u32; 2]>()
+        + mesh.tets.len() * size_of::<[u32; 4]>()
+        + object.triangles.len() * size_of::<[u32; 3]>()
+        + (object.source_vertex.len() + object.split_particles.len()) * size_of::<u32>()
+}
+
+/// Every constraint with its λ (f64), volumes and shape-matching clusters.
+fn constraint_bytes(model: &Model) -> usize {
+    fn block<K>(block: &crate::solver::colouring::ConstraintBlock<K>) -> usize {
+        block.len() * (size_of::<K>() + size_of::<f64>())
+    }
+    let volumes: usize = (model.volumes.iter())
+        .map(|v| v.triangles.len() * 12 + v.particles.len() * size_of::<DVec3>())
+        .sum();
+    let clusters: usize = (model.shape_matching.iter())
+        .map(|c| c.particles.len() * 32)
+        .sum();
+    block(&model.stretch)
+        + block(&model.tets)
+        + block(&model.bending)
+        + block(&model.isometric_bending)
+        + block(&model.rope_bending)
+        + block(&model.long_range)
+        + volumes
+        + clusters
+}
+
+/// Mesh colliders: every frame's positions, the triangles and their tree.
+fn collider_bytes(model: &Model) -> usize {
+    (model.colliders.iter())
+        .filter_map(|c| c.mesh.as_ref())
+        .map(|m| {
+            let positions: usize = m.frames.iter().map(|f| f.len() * size_of::<DVec3>()).sum();
+            positions + m.triangles.len() * (size_of::<[u32; 3]>() + 2 * 64)
+        })
+        .sum()
+}
+
+/// The writer: up to three snapshots of positions and velocities (one being written, one
+/// waiting, one recycled), its copy of the layouts, and per written vertex what each format
+/// encodes.
+fn output_bytes(model: &Model, formats: &[Format], layouts: usize) -> usize {
+    if formats.is_empty() {
+        return 0;
+    }
+    let snapshots = 3 * model.particles.len() * 2 * size_of::<DVec3>();
+    let vertices: usize = model
+        .objects
+        .iter()
+        .map(|o| o.topology.positions.len())
+        .sum();
+    let per_vertex: usize = (formats.iter())
+        .map(|format| match format {
+            Format::Ply => PLY_BYTES_PER_VERTEX,
+            Format::Obj => OBJ_BYTES_PER_VERTEX,
+        })
+        .sum();
+    snapshots + layouts + vertices * per_vertex
+}
