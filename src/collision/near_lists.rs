@@ -141,75 +141,89 @@ pub trait NearRules {
     fn edges(&self, i: u32, j: u32) -> bool;
 }
 
-/// The search for new lists: trees over the grown reference boxes, built on one thread, then
-/// searched by any share of the particles and edges.
-pub struct NearSearch {
+/// The search for new point–triangle pairs: a tree over the triangles' grown reference
+/// boxes, and every particle's grown reference box. Built by one thread (while another builds
+/// the [`EdgeSearch`]), then searched by any share of the particles.
+pub struct TriangleSearch {
     particle_boxes: Vec<(DVec3, DVec3)>,
-    triangles: Bvh,
-    edge_boxes: Vec<(DVec3, DVec3)>,
-    edges: Bvh,
+    tree: Bvh,
 }
 
-impl NearSearch {
-    /// The search around the reference of `skin` for triangle and edge contacts within
-    /// `distance`.
-    pub fn new(
-        skin: &Skin,
-        triangles: &[[u32; 3]],
-        edges: &[[u32; 2]],
-        distance: f64,
-    ) -> NearSearch {
+/// The search for new edge–edge pairs: a tree over the edges' grown reference boxes.
+pub struct EdgeSearch {
+    edge_boxes: Vec<(DVec3, DVec3)>,
+    tree: Bvh,
+}
+
+/// The box around the reference boxes of `corners`, grown by `by`.
+fn reference_union(skin: &Skin, corners: &[u32], by: f64) -> (DVec3, DVec3) {
+    let boxes = corners.iter().map(|&k| skin.reference[k as usize]);
+    bounds(boxes.flat_map(|(min, max)| [min, max]), by)
+}
+
+impl TriangleSearch {
+    /// The search around the reference of `skin` for points within `distance` of
+    /// `triangles`.
+    pub fn new(skin: &Skin, triangles: &[[u32; 3]], distance: f64) -> TriangleSearch {
         let m = skin.search_margin();
-        let reference = &skin.reference;
-        let particle_boxes: Vec<_> = (reference.iter())
+        let particle_boxes: Vec<_> = (skin.reference.iter())
             .map(|&(min, max)| (min - 0.5 * m, max + 0.5 * m))
             .collect();
-        let union = |corners: &[u32], by: f64| {
-            let boxes = corners.iter().map(|&k| reference[k as usize]);
-            bounds(boxes.flat_map(|(min, max)| [min, max]), by)
-        };
         let triangle_boxes: Vec<_> = (triangles.iter())
-            .map(|t| union(t, distance + 0.5 * m))
+            .map(|t| reference_union(skin, t, distance + 0.5 * m))
             .collect();
-        let edge_boxes: Vec<_> = (edges.iter())
-            .map(|e| union(e, 0.5 * (distance + m)))
-            .collect();
-        NearSearch {
+        TriangleSearch {
             particle_boxes,
-            triangles: Bvh::over_boxes(&triangle_boxes),
-            edges: Bvh::over_boxes(&edge_boxes),
+            tree: Bvh::over_boxes(&triangle_boxes),
+        }
+    }
+
+    /// The point–triangle pairs of `particles` (ascending): consecutive shares joined in
+    /// order are the whole sorted list.
+    pub fn pairs(
+        &self,
+        particles: &[u32],
+        triangles: &[[u32; 3]],
+        rules: &impl NearRules,
+    ) -> Vec<[u32; 2]> {
+        self.tree.overlapping_pairs(
+            particles.iter().copied(),
+            |p| self.particle_boxes[p as usize],
+            |p, t| !triangles[t as usize].contains(&p) && rules.point_triangle(p, t),
+        )
+    }
+}
+
+impl EdgeSearch {
+    /// The search around the reference of `skin` for `edges` within `distance` of each
+    /// other.
+    pub fn new(skin: &Skin, edges: &[[u32; 2]], distance: f64) -> EdgeSearch {
+        let m = skin.search_margin();
+        let edge_boxes: Vec<_> = (edges.iter())
+            .map(|e| reference_union(skin, e, 0.5 * (distance + m)))
+            .collect();
+        EdgeSearch {
+            tree: Bvh::over_boxes(&edge_boxes),
             edge_boxes,
         }
     }
 
-    /// The lists for a share: point–triangle pairs of `particles` (ascending), edge pairs
-    /// whose first edge is in `edge_share`. Consecutive shares joined in order are the whole
-    /// sorted lists.
-    pub fn lists(
+    /// The edge pairs whose first edge is in `edge_share`: consecutive shares joined in
+    /// order are the whole sorted list.
+    pub fn pairs(
         &self,
-        particles: &[u32],
-        triangles: &[[u32; 3]],
-        edges: &[[u32; 2]],
         edge_share: std::ops::Range<usize>,
+        edges: &[[u32; 2]],
         rules: &impl NearRules,
-    ) -> NearLists {
-        let point_triangle = self.triangles.overlapping_pairs(
-            particles.iter().copied(),
-            |p| self.particle_boxes[p as usize],
-            |p, t| !triangles[t as usize].contains(&p) && rules.point_triangle(p, t),
-        );
-        let edge_pairs = self.edges.overlapping_pairs(
+    ) -> Vec<[u32; 2]> {
+        self.tree.overlapping_pairs(
             edge_share.map(|i| i as u32),
             |i| self.edge_boxes[i as usize],
             |i, j| {
                 let (ei, ej) = (edges[i as usize], edges[j as usize]);
                 j > i && !ei.iter().any(|k| ej.contains(k)) && rules.edges(i, j)
             },
-        );
-        NearLists {
-            point_triangle,
-            edges: edge_pairs,
-        }
+        )
     }
 }
 
@@ -251,8 +265,15 @@ mod tests {
         let particles: Vec<u32> = (0..reference.len() as u32).collect();
         let mut skin = Skin::new(skin_width);
         skin.reset(&particles, &reference, &reference);
-        let search = NearSearch::new(&skin, &triangles, &edges, distance);
-        let lists = search.lists(&particles, &triangles, &edges, 0..edges.len(), &Everyone);
+        let lists = NearLists {
+            point_triangle: TriangleSearch::new(&skin, &triangles, distance)
+                .pairs(&particles, &triangles, &Everyone),
+            edges: EdgeSearch::new(&skin, &edges, distance).pairs(
+                0..edges.len(),
+                &edges,
+                &Everyone,
+            ),
+        };
         // Later: everything shifted, each particle moved up to S/2 per axis at both ends.
         let shift = DVec3::new(0.7, -1.3, 0.4);
         let moved = |f: f64| -> Vec<DVec3> {

@@ -15,17 +15,23 @@
 //! Candidates are found once per substep, after the prediction: sphere pairs from a spatial
 //! hash of the particles, points on triangles and edges on edges among the pairs of the near
 //! lists ([`crate::collision::near_lists`]), which are kept while the particles move less than
-//! a skin relative to each other. Thread 0 builds the hash, checks the lists and, when they no
-//! longer cover the substep, builds the search for new ones ([`ParticleContacts::sweep`]);
-//! every thread then takes a contiguous share (of the particles, and of the edges for new
-//! lists or of the lists otherwise) and tests its pairs exactly, and the shares are joined in
-//! order — the same sorted candidates for any thread count. The contacts are projected on
-//! one thread in that order (Gauss-Seidel), so the result does not depend on the thread
-//! count.
+//! a skin relative to each other. Thread 0 checks the lists ([`ParticleContacts::lists_stale`]);
+//! then thread 0 builds the hash and the triangles' swept boxes (and, for new lists, their
+//! search tree) while the last thread builds the edges' ([`ParticleContacts::sweep_triangles`],
+//! [`ParticleContacts::sweep_edges`]: each a pure function of the positions, so who builds
+//! it changes nothing); every thread then takes a contiguous share (of the particles, and of
+//! the edges for new lists or of the lists otherwise) and tests its pairs exactly, and the
+//! shares are joined in order — the same sorted candidates for any thread count.
+//!
+//! The contacts are projected on one thread in that order (Gauss-Seidel), so the result does
+//! not depend on the thread count. Projecting them colour by colour on every thread was
+//! built and measured (docs/benchmarks.md, "Self collision"): no faster on the pile, where
+//! few candidates touch, and the colour order left crossing triangles the sorted order does
+//! not.
 
 use super::parallel::share as share_of;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
-use crate::collision::near_lists::{NearLists, NearRules, NearSearch, Skin};
+use crate::collision::near_lists::{EdgeSearch, NearLists, NearRules, Skin, TriangleSearch};
 use crate::collision::particles::{find_pairs, resolve_pair};
 use crate::collision::point_triangle::{
     self, distance_to_triangle, resolve_triangle_contact, TriangleContact,
@@ -50,14 +56,20 @@ pub struct Touching {
     pub edge_edge: usize,
 }
 
-/// What one substep's candidate tests need: the particles hashed, the triangles' and edges'
-/// swept boxes, and the search for new near lists when the old ones no longer cover the
-/// substep.
-pub struct Sweeps {
+/// What one substep's candidate tests need of the particles and triangles: the particles
+/// hashed, the triangles' swept boxes, and the search for new point–triangle lists when the
+/// old ones no longer cover the substep. Built by one thread while another builds the
+/// [`EdgeSweep`].
+pub struct TriangleSweep {
     hash: Option<SpatialHash>,
-    triangle_boxes: Vec<(DVec3, DVec3)>,
-    edge_boxes: Vec<(DVec3, DVec3)>,
-    rebuild: Option<NearSearch>,
+    boxes: Vec<(DVec3, DVec3)>,
+    rebuild: Option<TriangleSearch>,
+}
+
+/// The edges' swept boxes and, when the lists are rebuilt, the search for new edge pairs.
+pub struct EdgeSweep {
+    boxes: Vec<(DVec3, DVec3)>,
+    rebuild: Option<EdgeSearch>,
 }
 
 /// One share of a substep's candidates, and of the new near lists when they were rebuilt.
@@ -174,29 +186,42 @@ impl ParticleContacts {
         }
     }
 
-    /// Prepares this substep's candidate tests from the predicted positions `x` and the
-    /// positions at its start `x_prev`: the particles hashed, the swept boxes, and a rebuild
-    /// of the near lists when they no longer cover the substep (one thread).
-    pub fn sweep(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> Sweeps {
-        let distance = 2.0 * self.radius;
-        let with_triangles = !self.triangles.is_empty();
-        let stale = with_triangles && !self.skin.covers(&self.particles, x, x_prev);
-        let rebuild = stale.then(|| {
+    /// Whether the near lists no longer cover the substep from the positions at its start
+    /// `x_prev` to the predicted `x`; if so, the skin's reference moves to this substep and
+    /// the lists are rebuilt from it (one thread; then [`Self::sweep_triangles`] and
+    /// [`Self::sweep_edges`], on two threads).
+    pub fn lists_stale(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> bool {
+        let stale = !self.triangles.is_empty() && !self.skin.covers(&self.particles, x, x_prev);
+        if stale {
             self.skin.reset(&self.particles, x, x_prev);
-            NearSearch::new(&self.skin, &self.triangles, &self.edges, distance)
-        });
-        Sweeps {
+        }
+        stale
+    }
+
+    /// The particles hashed, the triangles' swept boxes and, when `stale`, the search for
+    /// new point–triangle lists.
+    pub fn sweep_triangles(&self, x: &[DVec3], x_prev: &[DVec3], stale: bool) -> TriangleSweep {
+        let distance = 2.0 * self.radius;
+        TriangleSweep {
             // Spheres of radius 0 never touch (and cells of size 0 would put every particle
             // in one bucket).
             hash: (self.radius > 0.0)
                 .then(|| SpatialHash::build(x, &self.particles, PAIR_REACH_RADII * self.radius)),
-            triangle_boxes: (self.triangles.iter())
+            boxes: (self.triangles.iter())
                 .map(|&t| point_triangle::swept_box(t, x, x_prev, distance))
                 .collect(),
-            edge_boxes: (self.edges.iter())
+            rebuild: stale.then(|| TriangleSearch::new(&self.skin, &self.triangles, distance)),
+        }
+    }
+
+    /// The edges' swept boxes and, when `stale`, the search for new edge pairs.
+    pub fn sweep_edges(&self, x: &[DVec3], x_prev: &[DVec3], stale: bool) -> EdgeSweep {
+        let distance = 2.0 * self.radius;
+        EdgeSweep {
+            boxes: (self.edges.iter())
                 .map(|&e| edge_edge::swept_box(e, x, x_prev, distance))
                 .collect(),
-            rebuild,
+            rebuild: stale.then(|| EdgeSearch::new(&self.skin, &self.edges, distance)),
         }
     }
 
@@ -207,7 +232,7 @@ impl ParticleContacts {
     /// sorted candidates whatever the number of shares (any thread, read-only).
     pub fn candidates(
         &self,
-        sweeps: &Sweeps,
+        (triangle_sweep, edge_sweep): (&TriangleSweep, &EdgeSweep),
         x: &[DVec3],
         x_prev: &[DVec3],
         share: usize,
@@ -215,7 +240,7 @@ impl ParticleContacts {
     ) -> Candidates {
         let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
         let rest = &self.rest;
-        let pairs = sweeps.hash.as_ref().map_or(Vec::new(), |hash| {
+        let pairs = triangle_sweep.hash.as_ref().map_or(Vec::new(), |hash| {
             find_pairs(
                 x,
                 hash,
@@ -224,10 +249,17 @@ impl ParticleContacts {
                 |i, j| self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize])),
             )
         });
-        let rebuilt = sweeps.rebuild.as_ref().map(|search| {
-            let edge_share = share_of(0..self.edges.len(), share, shares);
-            search.lists(particles, &self.triangles, &self.edges, edge_share, self)
-        });
+        let rebuilt = match (&triangle_sweep.rebuild, &edge_sweep.rebuild) {
+            (Some(triangles), Some(edges)) => Some(NearLists {
+                point_triangle: triangles.pairs(particles, &self.triangles, self),
+                edges: edges.pairs(
+                    share_of(0..self.edges.len(), share, shares),
+                    &self.edges,
+                    self,
+                ),
+            }),
+            _ => None,
+        };
         fn part(list: &[[u32; 2]], share: usize, shares: usize) -> &[[u32; 2]] {
             &list[share_of(0..list.len(), share, shares)]
         }
@@ -243,13 +275,13 @@ impl ParticleContacts {
             pairs,
             triangle_contacts: (point_triangle.iter())
                 .filter_map(|&pair| {
-                    let boxes = &sweeps.triangle_boxes;
+                    let boxes = &triangle_sweep.boxes;
                     point_triangle::contact(pair, &self.triangles, boxes, x, x_prev, distance)
                 })
                 .collect(),
             edge_contacts: (edges.iter())
                 .filter_map(|&pair| {
-                    edge_edge::contact(pair, &self.edges, &sweeps.edge_boxes, x, x_prev)
+                    edge_edge::contact(pair, &self.edges, &edge_sweep.boxes, x, x_prev)
                 })
                 .collect(),
             near: rebuilt,

@@ -6,11 +6,13 @@
 
 use super::Frame;
 use crate::collision::{resolve_contact, PosedCollider};
+use std::sync::atomic::Ordering;
 
 impl Frame<'_> {
-    /// Lists the candidate contacts between particles: thread 0 checks the near lists (and
-    /// builds the search for new ones when needed), every thread tests its share, thread 0
-    /// joins the shares in order.
+    /// Lists the candidate contacts between particles: thread 0 checks the near lists; thread
+    /// 0 hashes the particles and sweeps the triangles (building the search for new
+    /// point–triangle lists when needed) while the last thread sweeps the edges (and builds
+    /// their search); every thread tests its share; thread 0 joins the shares in order.
     pub(super) fn find_particle_contacts(&self, t: usize) {
         // SAFETY: read-only; nobody writes positions in these stages.
         let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
@@ -20,19 +22,38 @@ impl Frame<'_> {
                 .unwrap_or_else(|e| e.into_inner())
         };
         if t == 0 {
-            let sweeps = self
+            let stale = self
                 .particle_contacts
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
-                .sweep(x, x_prev);
-            *self.sweeps.write().unwrap_or_else(|e| e.into_inner()) = Some(sweeps);
+                .lists_stale(x, x_prev);
+            self.lists_stale.store(stale, Ordering::Relaxed);
+        }
+        self.barrier.wait();
+        let stale = self.lists_stale.load(Ordering::Relaxed);
+        if t == 0 {
+            let sweep = contacts().sweep_triangles(x, x_prev, stale);
+            *self
+                .triangle_sweep
+                .write()
+                .unwrap_or_else(|e| e.into_inner()) = Some(sweep);
+        }
+        if t == self.threads - 1 {
+            let sweep = contacts().sweep_edges(x, x_prev, stale);
+            *self.edge_sweep.write().unwrap_or_else(|e| e.into_inner()) = Some(sweep);
         }
         self.barrier.wait();
         {
-            let sweeps = self.sweeps.read().unwrap_or_else(|e| e.into_inner());
-            let sweeps = sweeps
-                .as_ref()
-                .expect("thread 0 built them before the barrier");
+            let triangle_sweep = self
+                .triangle_sweep
+                .read()
+                .unwrap_or_else(|e| e.into_inner());
+            let edge_sweep = self.edge_sweep.read().unwrap_or_else(|e| e.into_inner());
+            let built = "built by threads 0 and the last before the barrier";
+            let sweeps = (
+                triangle_sweep.as_ref().expect(built),
+                edge_sweep.as_ref().expect(built),
+            );
             let mine = contacts().candidates(sweeps, x, x_prev, t, self.threads);
             *self.candidate_shares[t]
                 .lock()
@@ -49,7 +70,11 @@ impl Frame<'_> {
                 .unwrap_or_else(|e| e.into_inner())
                 .set_candidates(shares);
             // The search (hash, trees) is not needed until the next substep builds its own.
-            *self.sweeps.write().unwrap_or_else(|e| e.into_inner()) = None;
+            *self
+                .triangle_sweep
+                .write()
+                .unwrap_or_else(|e| e.into_inner()) = None;
+            *self.edge_sweep.write().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }
 

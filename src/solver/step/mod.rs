@@ -28,7 +28,7 @@
 mod contact_stages;
 
 use super::colouring::ConstraintBlock;
-use super::contacts::{Candidates, ParticleContacts, Sweeps};
+use super::contacts::{Candidates, EdgeSweep, ParticleContacts, TriangleSweep};
 use super::motion::FrameMotion;
 use super::parallel::{batch_share, share, SharedSlice, SpinBarrier};
 use crate::collision::features::{FeatureContacts, SearchShare};
@@ -47,7 +47,7 @@ use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::model::{Model, SolverParams};
 use anyhow::{Context, Result};
 use glam::DVec3;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 
 const NO_CONTACT: u32 = u32::MAX;
@@ -329,7 +329,9 @@ impl Solver {
                 .is_empty(),
             feature_contacts: &self.feature_contacts,
             feature_shares: &self.feature_shares,
-            sweeps: RwLock::new(None),
+            lists_stale: AtomicBool::new(false),
+            triangle_sweep: RwLock::new(None),
+            edge_sweep: RwLock::new(None),
             candidate_shares: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
@@ -465,9 +467,13 @@ struct Frame<'a> {
     /// Searched by every thread into its share, joined and solved by thread 0.
     feature_contacts: &'a RwLock<FeatureContacts>,
     feature_shares: &'a [Mutex<SearchShare>],
-    /// What the current substep's candidate tests need (the hash, swept boxes, a search for
-    /// new near lists), dropped once the candidates are joined; each thread's share of them.
-    sweeps: RwLock<Option<Sweeps>>,
+    /// Whether the current substep rebuilds the near lists.
+    lists_stale: AtomicBool,
+    /// What the current substep's candidate tests need (the hash, swept boxes, the searches
+    /// for new near lists), dropped once the candidates are joined; each thread's share of
+    /// them.
+    triangle_sweep: RwLock<Option<TriangleSweep>>,
+    edge_sweep: RwLock<Option<EdgeSweep>>,
     candidate_shares: Vec<Mutex<Candidates>>,
     mesh_poses: &'a [Option<MeshPose>],
     objects: &'a [crate::model::ObjectLayout],
