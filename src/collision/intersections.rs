@@ -34,24 +34,47 @@ fn triangles_cross(s: [DVec3; 3], t: [DVec3; 3]) -> bool {
 
 /// Pairs of `triangles` (indices into `x`) that share no vertex and cross each other.
 pub fn count_crossing_pairs(x: &[DVec3], triangles: &[[u32; 3]]) -> usize {
-    let bvh = Bvh::build(x, triangles);
-    let corners = |t: [u32; 3]| t.map(|k| x[k as usize]);
-    let mut count = 0;
-    for (i, &ti) in triangles.iter().enumerate() {
-        let s = corners(ti);
-        let min = s[0].min(s[1]).min(s[2]);
-        let max = s[0].max(s[1]).max(s[2]);
-        bvh.for_each_overlapping(min, max, |j| {
-            let tj = triangles[j as usize];
-            if (j as usize) > i
-                && !ti.iter().any(|k| tj.contains(k))
-                && triangles_cross(s, corners(tj))
-            {
-                count += 1;
-            }
-        });
+    CrossingPairs::new(x, triangles).count(0..triangles.len())
+}
+
+/// The search for crossing triangle pairs, counted in ranges of the first triangle so that
+/// threads can share the work (the counts of consecutive ranges add up to the whole).
+pub struct CrossingPairs<'a> {
+    x: &'a [DVec3],
+    triangles: &'a [[u32; 3]],
+    bvh: Bvh,
+}
+
+impl<'a> CrossingPairs<'a> {
+    pub fn new(x: &'a [DVec3], triangles: &'a [[u32; 3]]) -> Self {
+        CrossingPairs {
+            bvh: Bvh::build(x, triangles),
+            x,
+            triangles,
+        }
     }
-    count
+
+    /// Crossing pairs `(i, j)`, `i < j`, with `i` in `first`.
+    pub fn count(&self, first: std::ops::Range<usize>) -> usize {
+        let corners = |t: [u32; 3]| t.map(|k| self.x[k as usize]);
+        let mut count = 0;
+        for i in first {
+            let ti = self.triangles[i];
+            let s = corners(ti);
+            let min = s[0].min(s[1]).min(s[2]);
+            let max = s[0].max(s[1]).max(s[2]);
+            self.bvh.for_each_overlapping(min, max, |j| {
+                let tj = self.triangles[j as usize];
+                if (j as usize) > i
+                    && !ti.iter().any(|k| tj.contains(k))
+                    && triangles_cross(s, corners(tj))
+                {
+                    count += 1;
+                }
+            });
+        }
+        count
+    }
 }
 
 #[cfg(test)]
@@ -125,5 +148,12 @@ mod tests {
         }
         assert!(brute > 10, "the crumple must cross: {brute}");
         assert_eq!(count_crossing_pairs(&x, &triangles), brute);
+        // Counted in ranges (as threads do), the parts add up to the whole.
+        let search = CrossingPairs::new(&x, &triangles);
+        let parts: usize = (0..triangles.len())
+            .step_by(37)
+            .map(|start| search.count(start..(start + 37).min(triangles.len())))
+            .sum();
+        assert_eq!(parts, brute);
     }
 }

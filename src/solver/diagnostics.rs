@@ -8,7 +8,7 @@
 //! `|p1 − p2| / d − 1`, reported as the largest magnitude; penetration is how far a colliding
 //! particle, or a point of a cloth face or edge over a mesh collider's vertex or beside its
 //! edge ([`crate::collision::features`]), sits inside its contact margin; self-intersections are counted per object with
-//! `self_collision` as crossing triangle pairs ([`count_crossing_pairs`]).
+//! `self_collision` as crossing triangle pairs ([`CrossingPairs`], counted on every thread).
 //!
 //! The quality gates (`crate::gates`) need the object a figure comes from, so the largest
 //! speed, edge strain and penetration are also kept per object ([`ObjectFigures`], each
@@ -17,7 +17,7 @@
 
 use super::colouring::ConstraintBlock;
 use super::step::Solver;
-use crate::collision::intersections::count_crossing_pairs;
+use crate::collision::intersections::CrossingPairs;
 use crate::constraints::Constraint;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -77,13 +77,28 @@ const CHUNK: usize = 4096;
 
 /// `f` over fixed chunks of `0..n` on the run's threads; the results in chunk order.
 fn chunked<T: Send>(pool: &ThreadPool, n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
+    chunked_by(pool, n, CHUNK, f)
+}
+
+/// [`chunked`] with chunks of `size`.
+fn chunked_by<T: Send>(
+    pool: &ThreadPool,
+    n: usize,
+    size: usize,
+    f: impl Fn(Range<usize>) -> T + Sync,
+) -> Vec<T> {
     pool.install(|| {
-        (0..n.div_ceil(CHUNK))
+        (0..n.div_ceil(size))
             .into_par_iter()
-            .map(|c| f(c * CHUNK..((c + 1) * CHUNK).min(n)))
+            .map(|c| f(c * size..((c + 1) * size).min(n)))
             .collect()
     })
 }
+
+/// Triangles per chunk of the crossing-pair count: a tree query each, so far fewer than
+/// [`CHUNK`] particles make a chunk worth a thread (the counts are integers: their sum does
+/// not depend on the chunks).
+const TRIANGLE_CHUNK: usize = 256;
 
 /// Per-particle sums of one chunk.
 #[derive(Default)]
@@ -296,7 +311,11 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             .filter(|o| o.count_self_intersections)
             .map(|o| {
                 let triangles: Vec<[u32; 3]> = o.global_triangles().collect();
-                (o.name.clone(), count_crossing_pairs(&p.x, &triangles))
+                let search = CrossingPairs::new(&p.x, &triangles);
+                let counts = chunked_by(pool, triangles.len(), TRIANGLE_CHUNK, |range| {
+                    search.count(range)
+                });
+                (o.name.clone(), counts.iter().sum())
             })
             .collect(),
         max_penetration: total.max_penetration,
