@@ -22,6 +22,7 @@ pub mod intersections;
 pub mod near_lists;
 pub mod particles;
 pub mod point_triangle;
+pub mod rest_close;
 pub mod spatial_hash;
 pub mod stencil;
 

@@ -30,12 +30,14 @@
 //! not.
 
 use super::parallel::share as share_of;
+use crate::collision::bvh::bounds;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
 use crate::collision::near_lists::{EdgeSearch, NearLists, NearRules, Skin, TriangleSearch};
 use crate::collision::particles::{find_pairs, resolve_pair};
 use crate::collision::point_triangle::{
     self, distance_to_triangle, resolve_triangle_contact, TriangleContact,
 };
+use crate::collision::rest_close::RestClose;
 use crate::collision::spatial_hash::SpatialHash;
 use crate::model::Model;
 use glam::DVec3;
@@ -97,6 +99,10 @@ pub struct ParticleContacts {
     /// Triangles of self-colliding objects, in particle indices, and their edges (sorted).
     triangles: Vec<[u32; 3]>,
     edges: Vec<[u32; 2]>,
+    /// Per particle, the triangles of its own object closer than 2r at rest; per edge, the
+    /// later edges of its object closer than 2r at rest (never contacts).
+    close_triangles: RestClose,
+    close_edges: RestClose,
     /// Particle radius r and the friction between particles.
     radius: f64,
     friction: f64,
@@ -143,6 +149,8 @@ impl ParticleContacts {
         edges.sort_unstable();
         edges.dedup();
         let radius = model.params.particle_radius;
+        let (close_triangles, close_edges) =
+            rest_close_tables(&rest, &model.owner, &triangles, &edges, radius);
         ParticleContacts {
             particles: (0..model.particles.len() as u32)
                 .filter(|&i| {
@@ -156,6 +164,8 @@ impl ParticleContacts {
             rest,
             triangles,
             edges,
+            close_triangles,
+            close_edges,
             radius,
             friction: model.params.particle_friction,
             near: NearLists::default(),
@@ -177,12 +187,15 @@ impl ParticleContacts {
         self.touching
     }
 
-    fn may_touch(&self, a: u32, b: u32, rest_distance: impl FnOnce() -> f64) -> bool {
+    /// Whether particles (or features) of `a`'s and `b`'s objects may touch: different objects
+    /// when both touch others, the same object when it touches itself and `rest_apart()`
+    /// (the two were at least 2r apart at rest).
+    fn may_touch(&self, a: u32, b: u32, rest_apart: impl FnOnce() -> bool) -> bool {
         let (oa, ob) = (self.owner[a as usize], self.owner[b as usize]);
         if oa != ob {
             self.touches_others[oa as usize] && self.touches_others[ob as usize]
         } else {
-            self.touches_itself[oa as usize] && rest_distance() >= 2.0 * self.radius
+            self.touches_itself[oa as usize] && rest_apart()
         }
     }
 
@@ -246,7 +259,11 @@ impl ParticleContacts {
                 hash,
                 particles,
                 PAIR_REACH_RADII * self.radius,
-                |i, j| self.may_touch(i, j, || rest[i as usize].distance(rest[j as usize])),
+                |i, j| {
+                    self.may_touch(i, j, || {
+                        rest[i as usize].distance(rest[j as usize]) >= 2.0 * self.radius
+                    })
+                },
             )
         });
         let rebuilt = match (&triangle_sweep.rebuild, &edge_sweep.rebuild) {
@@ -364,15 +381,66 @@ impl ParticleContacts {
 /// The near lists take who may touch whom from the objects' rules.
 impl NearRules for ParticleContacts {
     fn point_triangle(&self, p: u32, t: u32) -> bool {
-        let (rest, corners) = (&self.rest, self.triangles[t as usize]);
-        self.may_touch(p, corners[0], || {
-            distance_to_triangle(rest[p as usize], corners.map(|i| rest[i as usize]))
-        })
+        let corner = self.triangles[t as usize][0];
+        self.may_touch(p, corner, || !self.close_triangles.contains(p, t))
     }
 
     fn edges(&self, i: u32, j: u32) -> bool {
-        let ([a, b], [c, d]) = (self.edges[i as usize], self.edges[j as usize]);
-        let r = |k: u32| self.rest[k as usize];
-        self.may_touch(a, c, || segment_distance(r(a), r(b), r(c), r(d)))
+        let (a, c) = (self.edges[i as usize][0], self.edges[j as usize][0]);
+        self.may_touch(a, c, || !self.close_edges.contains(i.min(j), i.max(j)))
     }
+}
+
+/// Whether a rest distance fails the searches' rule `distance >= reach` (closer, or not a
+/// number).
+fn not_apart(distance: f64, reach: f64) -> bool {
+    !matches!(
+        distance.partial_cmp(&reach),
+        Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+    )
+}
+
+/// The pairs of the same object closer than 2r at rest (`!(distance >= 2r)`, exactly the
+/// rule the searches apply): particles against triangles, and edges against later edges.
+/// Boxes grown by a little more than r overlap for every such pair.
+fn rest_close_tables(
+    rest: &[DVec3],
+    owner: &[u32],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+    radius: f64,
+) -> (RestClose, RestClose) {
+    if triangles.is_empty() {
+        return Default::default();
+    }
+    let (reach, grow) = (2.0 * radius, 1.01 * radius);
+    let at = |k: u32| rest[k as usize];
+    let same_object = |a: u32, b: u32| owner[a as usize] == owner[b as usize];
+    let triangle_boxes: Vec<_> = (triangles.iter())
+        .map(|t| bounds(t.map(at), grow))
+        .collect();
+    let close_triangles = RestClose::build(
+        rest.len(),
+        |p| bounds([at(p)], grow),
+        &triangle_boxes,
+        |p, t| {
+            let corners = triangles[t as usize];
+            same_object(p, corners[0])
+                && !corners.contains(&p)
+                && not_apart(distance_to_triangle(at(p), corners.map(at)), reach)
+        },
+    );
+    let edge_boxes: Vec<_> = (edges.iter()).map(|e| bounds(e.map(at), grow)).collect();
+    let close_edges = RestClose::build(
+        edges.len(),
+        |i| edge_boxes[i as usize],
+        &edge_boxes,
+        |i, j| {
+            let ([a, b], [c, d]) = (edges[i as usize], edges[j as usize]);
+            j > i
+                && same_object(a, c)
+                && not_apart(segment_distance(at(a), at(b), at(c), at(d)), reach)
+        },
+    );
+    (close_triangles, close_edges)
 }
