@@ -342,10 +342,11 @@ impl<'a> Shot<'a> {
             .map_err(Failure::Run)?;
 
         // The writer thread keeps its own copy of the layouts, needed only for frame files.
-        let objects = if files.options().formats.is_empty() {
-            Vec::new()
-        } else {
+        let writes_files = files.options().writes_files();
+        let objects = if writes_files {
             solver.model.objects.clone()
+        } else {
+            Vec::new()
         };
         let writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
         let first_index = resumed
@@ -362,7 +363,7 @@ impl<'a> Shot<'a> {
             start_frame,
             fps: file.simulation.fps,
             checkpoint_every: file.output.checkpoint_every,
-            resumable: !file.output.formats.is_empty(),
+            resumable: writes_files,
             keep_checkpoints: file.output.keep_checkpoints,
             first_index,
             solver,

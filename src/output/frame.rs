@@ -34,6 +34,13 @@ pub struct FrameOptions {
     pub rope_tube: Option<RopeTube>,
 }
 
+impl FrameOptions {
+    /// Whether frames have files at all (`--no-output` and `formats = []` write none).
+    pub fn writes_files(&self) -> bool {
+        !self.formats.is_empty()
+    }
+}
+
 /// Encodes and writes frame files, reusing its buffers from frame to frame.
 pub struct FrameWriter {
     options: FrameOptions,
@@ -129,7 +136,7 @@ impl FrameWriter {
         frame: u64,
     ) -> Result<u64> {
         let mut bytes = 0;
-        if self.options.formats.is_empty() {
+        if !self.options.writes_files() {
             return Ok(bytes);
         }
         if self.constant_parts.len() != objects.len() {

@@ -49,7 +49,7 @@ pub struct BackgroundWriter {
 
 impl BackgroundWriter {
     pub fn start(files: FrameWriter, stats: StatsLog, objects: Vec<ObjectLayout>) -> Result<Self> {
-        let writes_files = !files.options().formats.is_empty();
+        let writes_files = files.options().writes_files();
         let (sender, receiver) = mpsc::sync_channel::<Snapshot>(1);
         let (recycle, recycled) = mpsc::channel::<Snapshot>();
         let thread = std::thread::Builder::new()

@@ -155,10 +155,9 @@ impl Solver {
                 }
             }
         }
-        let h = 1.0 / (model.params.fps * model.params.substeps as f64);
         let contact_len = collider_contact_len(&model, n);
         Ok(Solver {
-            material_terms: model.materials.terms(1.0 / h),
+            material_terms: model.materials.terms(1.0 / model.params.substep()),
             particle_contacts: RwLock::new(ParticleContacts::new(&model)),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
             feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
