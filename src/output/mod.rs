@@ -9,6 +9,8 @@ pub mod durable;
 pub mod frame;
 pub mod lock;
 pub mod naming;
+mod obj;
+mod ply;
 pub mod stats;
 pub mod surface;
 pub mod writer;
