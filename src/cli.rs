@@ -76,7 +76,8 @@ pub struct RunArgs {
     /// on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<u64>,
-    /// Frame file format; repeat for several (overrides `output.formats`).
+    /// Output format: obj, ply (a file per object per frame), mdd, pc2 (a point cache per
+    /// object for the whole run); repeat for several (overrides `output.formats`).
     #[arg(long = "format", value_name = "FORMAT", value_enum)]
     pub formats: Vec<Format>,
     /// Override any scene key by its dotted path, e.g. `simulation.substeps=40` or

@@ -137,6 +137,10 @@ fn collider_bytes(model: &Model) -> usize {
 /// The writer: up to three snapshots of positions and velocities (one being written, one
 /// waiting, one recycled), its copy of the layouts, and per written vertex what each format
 /// encodes.
+/// A point cache (MDD, PC2) per written vertex: the frame's spool record and the surface
+/// kept for it (measured, docs/benchmarks.md "Memory").
+const POINT_CACHE_BYTES_PER_VERTEX: usize = 40;
+
 fn output_bytes(model: &Model, formats: &[Format], layouts: usize) -> usize {
     if formats.is_empty() {
         return 0;
@@ -151,6 +155,7 @@ fn output_bytes(model: &Model, formats: &[Format], layouts: usize) -> usize {
         .map(|format| match format {
             Format::Ply => PLY_BYTES_PER_VERTEX,
             Format::Obj => OBJ_BYTES_PER_VERTEX,
+            Format::Mdd | Format::Pc2 => POINT_CACHE_BYTES_PER_VERTEX,
         })
         .sum();
     snapshots + layouts + vertices * per_vertex

@@ -205,7 +205,7 @@ impl<'a> Shot<'a> {
             n => n,
         };
 
-        let files = FrameWriter::new(FrameOptions {
+        let mut files = FrameWriter::new(FrameOptions {
             dir: out_dir.clone(),
             formats: file.output.formats.clone(),
             name_template: file.output.name.clone(),
@@ -213,6 +213,9 @@ impl<'a> Shot<'a> {
             velocities: file.output.velocities,
             up_axis: file.output.up_axis,
             rope_tube: file.output.rope_tube.clone(),
+            start_frame: file.simulation.start_frame,
+            fps: file.simulation.fps,
+            checkpoint_every: file.output.checkpoint_every,
         });
         let settings_json = serde_json::to_value(file)
             .context("cannot encode the settings")
@@ -245,9 +248,12 @@ impl<'a> Shot<'a> {
         // (written after the files): a kill between the two leaves the frame to be redone.
         let resumed = if args.resume {
             let recorded = StatsLog::recorded_frames(&stats_path).map_err(Failure::Input)?;
+            let spooled = files.spooled_frames(&solver.model.objects);
             let found = checkpoint::newest_usable(&out_dir, &fingerprint, |frame| {
-                (start_frame..=frame)
-                    .all(|f| recorded.contains(&f) && files.frame_on_disk(&solver.model.objects, f))
+                frame - start_frame < spooled
+                    && (start_frame..=frame).all(|f| {
+                        recorded.contains(&f) && files.frame_on_disk(&solver.model.objects, f)
+                    })
             })
             .map_err(Failure::Input)?;
             let Some(checkpoint::Usable {
@@ -341,6 +347,12 @@ impl<'a> Shot<'a> {
             .context("cannot install the signal handlers")
             .map_err(Failure::Run)?;
 
+        let first_index = resumed
+            .as_ref()
+            .map_or(0, |(_, frame, _)| frame + 1 - start_frame);
+        files
+            .open_run_files(&solver.model.objects, first_index)
+            .map_err(Failure::Run)?;
         // The writer thread keeps its own copy of the layouts, needed only for frame files.
         let writes_files = files.options().writes_files();
         let objects = if writes_files {
@@ -349,9 +361,6 @@ impl<'a> Shot<'a> {
             Vec::new()
         };
         let writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
-        let first_index = resumed
-            .as_ref()
-            .map_or(0, |(_, frame, _)| frame + 1 - start_frame);
         Ok(Shot {
             args,
             start,

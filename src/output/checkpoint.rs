@@ -97,9 +97,9 @@ pub fn write(out_dir: &Path, fingerprint: &[u8; 32], frame: u64, state: &[u8]) -
     Ok(())
 }
 
-/// Removes the checkpoints of `out_dir` after a run that finished: every checkpoint file
-/// and a temporary one a kill left, then the folder when nothing else is in it. Files of
-/// other names are left alone.
+/// Removes the checkpoints of `out_dir` after a run that finished: every checkpoint and
+/// spool file ([`super::spool`]) and a temporary one a kill left, then the folder when
+/// nothing else is in it. Files of other names are left alone.
 pub fn remove_all(out_dir: &Path) -> Result<()> {
     let dir = directory(out_dir);
     let entries = match std::fs::read_dir(&dir) {
@@ -116,7 +116,8 @@ pub fn remove_all(out_dir: &Path) -> Result<()> {
             .strip_prefix('.')
             .and_then(|n| n.strip_suffix(".tmp"))
             .unwrap_or(name);
-        if name.starts_with("frame.") && name.ends_with(".ckpt") {
+        let spool = name.starts_with("spool.") && name.ends_with(".f32");
+        if spool || (name.starts_with("frame.") && name.ends_with(".ckpt")) {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", shown_path(&path)))?;
         }

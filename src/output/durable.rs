@@ -14,7 +14,7 @@
 use crate::quote::shown_path;
 use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::os::fd::IntoRawFd;
 use std::path::Path;
 
@@ -28,9 +28,18 @@ pub const WRITE_PROBE: &str = ".xpbd-sim-write-test.tmp";
 
 /// Writes `contents` to `path` crash-safely (see the module notes).
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomically_with(path, |out| out.write_all(contents))
+}
+
+/// Writes what `write` produces to `path` crash-safely (see the module notes), for files too
+/// big to hold in memory at once. `write` gets a buffered writer.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let temporary = path.with_file_name(temporary_name(file_name));
-    let result = write_new_file(&temporary, contents)
+    let result = write_new_file(&temporary, write)
         .and_then(|()| std::fs::rename(&temporary, path))
         .and_then(|()| sync_directory(path));
     if result.is_err() {
@@ -41,13 +50,18 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
 
 /// Creates `path` afresh (never through a symlink), writes, syncs and closes it, checking
 /// every step.
-fn write_new_file(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+fn write_new_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    file.write_all(contents)?;
+    let file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    let mut buffered = BufWriter::with_capacity(1 << 20, file);
+    write(&mut buffered)?;
+    let file = buffered.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
     close(file)
 }
@@ -76,7 +90,7 @@ pub fn sync_directory(path: &Path) -> std::io::Result<()> {
 /// forbidden output directory is found before any simulating).
 pub fn check_writable(directory: &Path) -> Result<()> {
     let probe = directory.join(WRITE_PROBE);
-    write_new_file(&probe, b"xpbd-sim")
+    write_new_file(&probe, |out| out.write_all(b"xpbd-sim"))
         .and_then(|()| std::fs::remove_file(&probe))
         .with_context(|| {
             format!(

@@ -13,6 +13,7 @@
 
 use super::durable::write_atomically;
 use super::naming;
+use super::run_files::{self, RunFileOptions, RunFiles};
 use super::surface::Surface;
 use super::{obj, ply};
 use crate::mesh::normals::{slot_normals, vertex_normals};
@@ -33,6 +34,11 @@ pub struct FrameOptions {
     pub up_axis: UpAxis,
     /// Write ropes as tubes (`output.rope_tube`).
     pub rope_tube: Option<RopeTube>,
+    /// The first frame's number and the frame rate (whole-run files record times).
+    pub start_frame: u64,
+    pub fps: f64,
+    /// Frames between checkpoints: whole-run files are rewritten as often (0: at the end).
+    pub checkpoint_every: u64,
 }
 
 impl FrameOptions {
@@ -50,6 +56,9 @@ pub struct FrameWriter {
     /// Per object, the bytes that are the same in every frame (topology never changes), for
     /// the formats written.
     constant_parts: Vec<ConstantParts>,
+    /// The whole-run files (MDD, PC2) and their spool, once [`FrameWriter::open_run_files`]
+    /// opened them.
+    run_files: Option<RunFiles>,
 }
 
 /// Per-frame vertex buffers, reused.
@@ -109,18 +118,70 @@ impl FrameWriter {
             buffer: Vec::new(),
             scratch: Scratch::default(),
             constant_parts: Vec::new(),
+            run_files: None,
         }
+    }
+
+    /// Every object's written surface, as the whole-run files hold it.
+    fn surfaces(&self, objects: &[ObjectLayout]) -> Vec<Surface> {
+        let tube = self.options.rope_tube.as_ref();
+        objects.iter().map(|o| Surface::new(o, tube)).collect()
+    }
+
+    fn run_file_formats(&self) -> Vec<Format> {
+        let formats = self.options.formats.iter();
+        formats.copied().filter(|f| !f.per_frame()).collect()
+    }
+
+    /// Opens the spool of the whole-run formats (when any is asked for), keeping its first
+    /// `keep` frames: the ones before the checkpoint a resumed run continues from.
+    pub fn open_run_files(&mut self, objects: &[ObjectLayout], keep: u64) -> Result<()> {
+        let formats = self.run_file_formats();
+        if formats.is_empty() {
+            return Ok(());
+        }
+        let options = RunFileOptions {
+            dir: self.options.dir.clone(),
+            formats,
+            start_frame: self.options.start_frame,
+            fps: self.options.fps,
+            publish_every: self.options.checkpoint_every,
+        };
+        let surfaces = self.surfaces(objects);
+        let names: Vec<&str> = objects.iter().map(|o| o.name.as_str()).collect();
+        let surfaces: Vec<&Surface> = surfaces.iter().collect();
+        self.run_files = Some(RunFiles::open(options, &names, &surfaces, keep)?);
+        Ok(())
+    }
+
+    /// How many frames from the first the whole-run files can be remade with (every frame
+    /// when there are none).
+    pub fn spooled_frames(&self, objects: &[ObjectLayout]) -> u64 {
+        if self.run_file_formats().is_empty() {
+            return u64::MAX;
+        }
+        let surfaces = self.surfaces(objects);
+        run_files::frames_on_disk(&self.options.dir, &surfaces.iter().collect::<Vec<_>>())
+    }
+
+    /// Rewrites the whole-run files with every frame written so far (at the end of a run,
+    /// however it ended). Returns the bytes written.
+    pub fn finish(&mut self) -> Result<u64> {
+        self.run_files
+            .as_mut()
+            .map_or(Ok(0), |files| files.publish())
     }
 
     pub fn options(&self) -> &FrameOptions {
         &self.options
     }
 
-    /// Whether every file of frame `frame` (each object, each format) exists.
+    /// Whether every frame file of frame `frame` (each object, each per-frame format) exists.
     pub fn frame_on_disk(&self, objects: &[ObjectLayout], frame: u64) -> bool {
         objects.iter().all(|object| {
             let stem = naming::render(&self.options.name_template, &object.name, frame);
-            self.options.formats.iter().all(|format| {
+            let mut formats = self.options.formats.iter().filter(|f| f.per_frame());
+            formats.all(|format| {
                 let name = format!("{stem}.{}", format.extension());
                 self.options.dir.join(name).is_file()
             })
@@ -154,6 +215,9 @@ impl FrameWriter {
             let data = self
                 .scratch
                 .vertex_data(&self.options, object, &constant.surface, x, v);
+            if let Some(run_files) = &mut self.run_files {
+                run_files.record(k, &data);
+            }
             let stem = naming::render(&self.options.name_template, &object.name, frame);
             for &format in &self.options.formats {
                 self.buffer.clear();
@@ -169,6 +233,7 @@ impl FrameWriter {
                         &data,
                         (&constant.ply_header, &constant.ply_elements),
                     ),
+                    Format::Mdd | Format::Pc2 => continue, // spooled above
                 }
                 let path = self
                     .options
@@ -177,6 +242,9 @@ impl FrameWriter {
                 write_atomically(&path, &self.buffer)?;
                 bytes += self.buffer.len() as u64;
             }
+        }
+        if let Some(run_files) = &mut self.run_files {
+            bytes += run_files.end_frame()?;
         }
         Ok(bytes)
     }

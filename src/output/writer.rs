@@ -146,6 +146,15 @@ fn write_loop(
         }
         let _ = recycle.send(snapshot);
     }
+    if error.is_none() {
+        // The whole-run files get every frame written, however the run ended.
+        let start = Instant::now();
+        match files.finish().context("the whole-run files") {
+            Ok(b) => bytes += b,
+            Err(e) => error = Some(e),
+        }
+        busy += start.elapsed();
+    }
     WriterReport {
         stats,
         frames_written,

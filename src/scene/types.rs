@@ -129,14 +129,31 @@ impl Default for Output {
 pub enum Format {
     Obj,
     Ply,
+    /// One big-endian MDD point cache per object, `DIR/<object>.mdd`.
+    Mdd,
+    /// One little-endian PC2 point cache per object, `DIR/<object>.pc2`.
+    Pc2,
 }
 
 impl Format {
+    /// The file name extension.
     pub fn extension(self) -> &'static str {
         match self {
             Format::Obj => "obj",
             Format::Ply => "ply",
+            Format::Mdd => "mdd",
+            Format::Pc2 => "pc2",
         }
+    }
+
+    /// The name in `output.formats` and `--format`.
+    pub fn name(self) -> &'static str {
+        self.extension()
+    }
+
+    /// One file per object per frame (OBJ, PLY); the others hold every frame in one file.
+    pub fn per_frame(self) -> bool {
+        matches!(self, Format::Obj | Format::Ply)
     }
 }
 

@@ -235,7 +235,7 @@ fn output(scene: &SceneFile, report: &mut Report) {
         if out.formats[..k].contains(format) {
             report.error(
                 format!("output.formats[{k}]"),
-                format!("\"{}\" is listed twice", format.extension()),
+                format!("\"{}\" is listed twice", format.name()),
             );
         }
     }
@@ -253,6 +253,39 @@ fn output(scene: &SceneFile, report: &mut Report) {
     }
     if let Some(tube) = &out.rope_tube {
         rope_tube(tube, scene, report);
+    }
+    run_files(scene, report);
+}
+
+/// Whole-run formats (MDD, PC2): one file per object named after it, and a constant vertex
+/// count, which an object that tears does not have.
+fn run_files(scene: &SceneFile, report: &mut Report) {
+    let out = &scene.output;
+    for (k, format) in out.formats.iter().enumerate() {
+        if format.per_frame() {
+            continue;
+        }
+        for (i, object) in scene.objects.iter().enumerate() {
+            let file = crate::output::run_files::file_name(&object.name, *format);
+            if let Err(message) = naming::check_file_name(&file) {
+                report.error(format!("object[{i}].name"), message);
+            }
+            if object
+                .stretch
+                .as_ref()
+                .is_some_and(|s| s.tear_strain.is_some())
+            {
+                report.error(
+                    format!("output.formats[{k}]"),
+                    format!(
+                        "\"{}\" holds one vertex count for the whole run, and object \"{}\" \
+                         tears (stretch.tear_strain): write it as \"obj\" or \"ply\"",
+                        format.name(),
+                        crate::quote::quoted(&object.name)
+                    ),
+                );
+            }
+        }
     }
 }
 

@@ -16,6 +16,7 @@ mod output_files;
 mod output_surfaces;
 mod physics;
 mod robustness;
+mod run_files;
 mod scenes;
 mod self_collision;
 mod tearing;
