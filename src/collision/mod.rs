@@ -25,6 +25,7 @@ pub mod point_triangle;
 pub mod rest_close;
 pub mod spatial_hash;
 pub mod stencil;
+pub mod tessellate;
 
 use crate::animation::{Animation, Pose};
 use glam::DVec3;
