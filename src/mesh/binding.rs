@@ -49,7 +49,7 @@
 //! The frame depends continuously on the positions except where its edge `e` falls parallel
 //! to `d` (a degenerate triangle), so the remainder does not jump from frame to frame.
 
-use crate::collision::bvh::{closest_on_triangle, Bvh};
+use crate::collision::bvh::{bounds, closest_on_triangle, Bvh};
 use crate::mesh::normals::vertex_normal_sums;
 use glam::DVec3;
 
@@ -131,6 +131,49 @@ fn unit_vertex_normals(
     }
 }
 
+/// Spreads the low 21 bits of `x` to every third bit (bit `i` to bit `3i`).
+fn spread(x: u64) -> u64 {
+    let mut x = x & 0x1f_ffff;
+    x = (x | x << 32) & 0x001f_0000_0000_ffff;
+    x = (x | x << 16) & 0x001f_0000_ff00_00ff;
+    x = (x | x << 8) & 0x100f_00f0_0f00_f00f;
+    x = (x | x << 4) & 0x10c3_0c30_c30c_30c3;
+    (x | x << 2) & 0x1249_2492_4924_9249
+}
+
+/// Indices of `points` in Z order (Morton code of the point quantised to 2²¹ cells per axis of
+/// their bounding box), ties by index: consecutive indices are mostly neighbours in space,
+/// whatever order the points came in.
+fn spatial_order(points: &[DVec3]) -> Vec<u32> {
+    let (min, max) = bounds(points.iter().copied(), 0.0);
+    let cells = f64::from((1u32 << 21) - 1);
+    // A flat (or infinite, or NaN) extent gets scale 0: every code 0 along that axis.
+    let scale = (max - min).to_array().map(|e| {
+        let s = cells / e;
+        if s.is_finite() && e > 0.0 {
+            s
+        } else {
+            0.0
+        }
+    });
+    let mut keyed: Vec<(u64, u32)> = points
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let q = (*p - min).to_array();
+            // `as` saturates (NaN to 0), and the clamp keeps the top cell for the maximum.
+            let cell = |axis: usize| ((q[axis] * scale[axis]) as u64).min(cells as u64);
+            let code = spread(cell(0)) | spread(cell(1)) << 1 | spread(cell(2)) << 2;
+            (
+                code,
+                u32::try_from(k).expect("at most u32::MAX render vertices"),
+            )
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, k)| k).collect()
+}
+
 fn corners<T: Copy>(values: &[T], triangle: [u32; 3]) -> [T; 3] {
     triangle.map(|i| values[i as usize])
 }
@@ -138,8 +181,11 @@ fn corners<T: Copy>(values: &[T], triangle: [u32; 3]) -> [T; 3] {
 impl Binding {
     /// Binds every fine vertex to the nearest coarse triangle (smallest distance to the
     /// triangle; ties broken by lowest triangle index, deterministic), through a BVH over the
-    /// coarse triangles ([`Bvh::build`], [`Bvh::closest`]): `O((n + m) log m)` for `n` fine
-    /// vertices and `m` triangles. Weights, offset and tangential remainder as in the module
+    /// coarse triangles ([`Bvh::build`], [`Bvh::closest`]). The fine vertices are visited in
+    /// Z order, each search starting with the previous vertex's triangle as the bound, so a
+    /// search visits few nodes: about `O(n log n + m log m)` for `n` fine vertices and `m`
+    /// triangles, whatever order the fine vertices come in (the order changes the time only,
+    /// never the answer). Weights, offset and tangential remainder as in the module
     /// docs, with the normals of `coarse_positions`.
     ///
     /// # Panics
@@ -164,40 +210,45 @@ impl Binding {
             &mut normals,
         );
         let bvh = Bvh::build(coarse_positions, coarse_triangles);
+        let unbound = BoundVertex {
+            triangle: 0,
+            corners: [0; 3],
+            weights: [0.0; 3],
+            offset: 0.0,
+            tangential: [0.0; 2],
+        };
+        let mut vertices = vec![unbound; fine_positions.len()];
         let mut guess = 0u32;
-        let vertices = fine_positions
-            .iter()
-            .enumerate()
-            .map(|(k, &p)| {
-                // Start the search no farther than the previous vertex's triangle (fine
-                // vertices come in runs of neighbours, and the reach is widened a little past
-                // rounding): `closest` keeps the nearest, lowest index first, of all triangles
-                // within the reach, so when the nearest is within it the answer is that of an
-                // unbounded search, ties included, only found sooner; and when no triangle is,
-                // the unbounded search runs.
-                let [a, b, c] = corners(coarse_positions, coarse_triangles[guess as usize]);
-                let reach = closest_on_triangle(p, a, b, c).0.distance(p) * (1.0 + 1e-9);
-                let found = bvh
-                    .closest(coarse_positions, coarse_triangles, p, reach)
-                    .or_else(|| bvh.closest(coarse_positions, coarse_triangles, p, f64::INFINITY))
-                    .unwrap_or_else(|| panic!("render vertex {k} at {p} has no nearest triangle"));
-                guess = found.triangle;
-                let triangle = coarse_triangles[found.triangle as usize];
-                let frame = Frame::at(
-                    corners(coarse_positions, triangle),
-                    corners(&normals, triangle),
-                    found.weights,
-                );
-                let r = p - frame.q;
-                BoundVertex {
-                    triangle: found.triangle,
-                    corners: triangle,
-                    weights: found.weights,
-                    offset: r.dot(frame.d),
-                    tangential: [r.dot(frame.t1), r.dot(frame.t2)],
-                }
-            })
-            .collect();
+        for k in spatial_order(fine_positions) {
+            let p = fine_positions[k as usize];
+            // Start the search no farther than the previous vertex's triangle (in Z order the
+            // previous vertex is almost always a neighbour; the reach is widened a little past
+            // rounding): `closest` keeps the nearest, lowest index first, of all triangles
+            // within the reach, so when the nearest is within it the answer is that of an
+            // unbounded search, ties included, only found far sooner; and when no triangle is,
+            // the unbounded search runs. So the order changes the time, never the answer.
+            let [a, b, c] = corners(coarse_positions, coarse_triangles[guess as usize]);
+            let reach = closest_on_triangle(p, a, b, c).0.distance(p) * (1.0 + 1e-9);
+            let found = bvh
+                .closest(coarse_positions, coarse_triangles, p, reach)
+                .or_else(|| bvh.closest(coarse_positions, coarse_triangles, p, f64::INFINITY))
+                .unwrap_or_else(|| panic!("render vertex {k} at {p} has no nearest triangle"));
+            guess = found.triangle;
+            let triangle = coarse_triangles[found.triangle as usize];
+            let frame = Frame::at(
+                corners(coarse_positions, triangle),
+                corners(&normals, triangle),
+                found.weights,
+            );
+            let r = p - frame.q;
+            vertices[k as usize] = BoundVertex {
+                triangle: found.triangle,
+                corners: triangle,
+                weights: found.weights,
+                offset: r.dot(frame.d),
+                tangential: [r.dot(frame.t1), r.dot(frame.t2)],
+            };
+        }
         Binding {
             vertices,
             triangle_offsets,
@@ -557,6 +608,36 @@ mod tests {
         }
     }
 
+    #[test]
+    fn spatial_order_is_a_permutation_in_z_order() {
+        // The 2 × 2 × 2 corners of a box: Morton order is x fastest, then y, then z.
+        let mut points = Vec::new();
+        for k in [5, 3, 0, 6, 1, 7, 2, 4u32] {
+            points.push(DVec3::new(
+                f64::from(k & 1),
+                f64::from(k >> 1 & 1) * 2.0,
+                f64::from(k >> 2) * 3.0,
+            ));
+        }
+        let order = spatial_order(&points);
+        let codes: Vec<u32> = order
+            .iter()
+            .map(|&i| {
+                let p = points[i as usize];
+                p.x as u32 | ((p.y / 2.0) as u32) << 1 | ((p.z / 3.0) as u32) << 2
+            })
+            .collect();
+        assert_eq!(codes, (0..8).collect::<Vec<u32>>());
+        // Equal points keep index order; a flat or empty set is fine.
+        assert_eq!(spatial_order(&[DVec3::ONE; 4]), vec![0, 1, 2, 3]);
+        assert!(spatial_order(&[]).is_empty());
+        // Bit i goes to bit 3i, for all 21 bits.
+        for i in 0..21 {
+            assert_eq!(spread(1 << i), 1 << (3 * i));
+        }
+        assert_eq!(spread(u64::MAX), 0x1249_2492_4924_9249);
+    }
+
     /// `cargo test --release --lib binding -- --ignored --nocapture`
     #[test]
     #[ignore]
@@ -589,6 +670,22 @@ mod tests {
             bind.as_secs_f64() * 1e3,
             place.as_secs_f64() * 1e3
         );
+        // The same vertices in a scrambled order (k ↦ 7919 k mod n, a permutation): the
+        // binding must not depend on the fine vertices coming in runs of neighbours.
+        let n = fine.len();
+        let scrambled: Vec<DVec3> = (0..n).map(|k| fine[k * 7919 % n]).collect();
+        let start = std::time::Instant::now();
+        let binding_scrambled = Binding::bind(&coarse, &triangles, &scrambled);
+        println!(
+            "bind the same, scrambled order: {:.1} ms",
+            start.elapsed().as_secs_f64() * 1e3
+        );
+        for k in 0..n {
+            assert_eq!(
+                binding_scrambled.vertices()[k],
+                binding.vertices()[k * 7919 % n]
+            );
+        }
         // Spot-check the nearest triangle against brute force.
         for k in (0..fine.len()).step_by(997) {
             let v = binding.vertices()[k];
