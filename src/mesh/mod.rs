@@ -2,6 +2,7 @@
 //! procedural primitives. The solver triangulates internally; the writers keep the polygons, so
 //! output vertex `k` is input vertex `k` and a polygon stays a polygon in every frame.
 
+pub mod binding;
 pub mod normals;
 pub mod obj;
 pub mod ply;

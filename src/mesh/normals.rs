@@ -68,6 +68,27 @@ fn accumulate(
     }
 }
 
+/// The unnormalised area-weighted vertex normals of polygons, one per position: the sum over
+/// the fan triangles at a vertex of `(p_k − p_0) × (p_k+1 − p_0)`, zero where every such
+/// triangle has zero area (and at vertices no face uses). [`vertex_normals`] normalises these;
+/// a caller that wants its own fallback for the zero ones (the render-mesh binding) starts here.
+pub fn vertex_normal_sums(
+    positions: &[DVec3],
+    face_indices: &[u32],
+    face_offsets: &[u32],
+    sums: &mut Vec<DVec3>,
+) {
+    sums.clear();
+    sums.resize(positions.len(), DVec3::ZERO);
+    accumulate(
+        positions,
+        face_indices,
+        face_offsets,
+        |c| face_indices[c] as usize,
+        sums,
+    );
+}
+
 /// Smooth area-weighted vertex normals of polygons (zero-area neighbourhoods get +Y): one per
 /// position. The PLY `nx ny nz` and the OBJ `vn` of a mesh without hard edges.
 pub fn vertex_normals(
@@ -76,15 +97,7 @@ pub fn vertex_normals(
     face_offsets: &[u32],
     normals: &mut Vec<DVec3>,
 ) {
-    normals.clear();
-    normals.resize(positions.len(), DVec3::ZERO);
-    accumulate(
-        positions,
-        face_indices,
-        face_offsets,
-        |c| face_indices[c] as usize,
-        normals,
-    );
+    vertex_normal_sums(positions, face_indices, face_offsets, normals);
     for n in normals.iter_mut() {
         *n = n.try_normalize().unwrap_or(DVec3::Y);
     }
