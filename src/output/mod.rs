@@ -1,4 +1,5 @@
-//! Writers: frame files ([`frame`]: OBJ, PLY, of each object's [`surface`]), the stats log ([`stats`]), output naming
+//! Writers: frame files ([`frame`]: OBJ, PLY, of each object's [`surface`]), animated USD stages
+//! ([`usd`]), the stats log ([`stats`]), output naming
 //! ([`naming`]), checkpoints for `--resume` ([`checkpoint`]), crash-safe file writes
 //! ([`durable`]), the lock that keeps one run per output folder ([`lock`]) and the background thread that writes frames while the solver runs
 //! ([`writer`]).
@@ -11,4 +12,5 @@ pub mod lock;
 pub mod naming;
 pub mod stats;
 pub mod surface;
+pub mod usd;
 pub mod writer;
