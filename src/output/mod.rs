@@ -1,4 +1,5 @@
-//! Writers: frame files ([`frame`]: OBJ, PLY, of each object's [`surface`]), the stats log ([`stats`]), output naming
+//! Writers: frame files ([`frame`]: OBJ, PLY, of each object's [`surface`]), animated USD stages
+//! ([`usd`]), the stats log ([`stats`]), output naming
 //! ([`naming`]), checkpoints for `--resume` ([`checkpoint`]), crash-safe file writes
 //! ([`durable`]), the lock that keeps one run per output folder ([`lock`]) and the background thread that writes frames while the solver runs
 //! ([`writer`]).
@@ -16,4 +17,5 @@ pub mod run_files;
 pub mod spool;
 pub mod stats;
 pub mod surface;
+pub mod usd;
 pub mod writer;
