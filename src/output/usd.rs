@@ -23,7 +23,9 @@
 //! Points are written as given: the caller has already converted them to the axes `up_axis`
 //! names. The output is deterministic: both `openusd` writers walk specs in sorted path order,
 //! children in authored order and dictionaries by sorted key, so the same input gives the same
-//! bytes.
+//! bytes. Binary output then goes through `pixar_compatible`, which fixes the three places
+//! where openusd 0.6's crate bytes differ from what Pixar's USD (usdview, Blender, Houdini)
+//! reads; checked with `scripts/check_usd.py`.
 //!
 //! [UsdGeomMesh]: https://openusd.org/release/api/class_usd_geom_mesh.html
 //! [UsdGeomBasisCurves]: https://openusd.org/release/api/class_usd_geom_basis_curves.html
@@ -157,11 +159,14 @@ pub fn encode_stage(
             ..Series::default()
         });
     }
+    let mut bytes = 4096; // the size of the arrays sampled, for the output buffer
     for frame in 0..frame_count {
         let time = info.start_frame + frame as f64;
         for (k, prim) in prims.iter().enumerate() {
             let name = &prim.name;
             let s = sample(frame, k)?;
+            let len = |v: &Option<Vec<[f32; 3]>>| v.as_ref().map_or(0, Vec::len);
+            bytes += 12 * (s.points.len() + len(&s.velocities) + len(&s.normals)) + 100;
             let context = || format!("object {name:?}, frame {time}");
             series[k].push(time, s, &prim.shape).with_context(context)?;
         }
@@ -170,10 +175,11 @@ pub fn encode_stage(
         author_prim(&mut data, prim, series)?;
     }
 
-    let mut out = Cursor::new(Vec::new());
+    // Reserved up front: the arrays dominate, and text takes about five times their size.
+    let mut out = Cursor::new(Vec::with_capacity(if binary { bytes } else { 5 * bytes }));
     if binary {
         CrateWriter::write(&data, &mut out)?;
-        return pixar_compatible(&out.into_inner());
+        return pixar_compatible(out.into_inner());
     }
     TextWriter::write(&data, &mut out)?;
     Ok(out.into_inner())
@@ -192,30 +198,28 @@ pub fn encode_stage(
 /// The FIELDS section is rebuilt (its reps LZ4-compressed again), every section is copied
 /// behind the grown heap and the table of contents rewritten. Drop once openusd writes crate
 /// files like Pixar does.
-fn pixar_compatible(bytes: &[u8]) -> Result<Vec<u8>> {
+fn pixar_compatible(mut bytes: Vec<u8>) -> Result<Vec<u8>> {
     const PAYLOAD: u64 = (1 << 48) - 1;
     const ARRAY: u64 = 1 << 63;
     const COMPRESSED: u64 = 1 << 61;
     const TOKEN: u64 = 11;
     const TOKEN_VECTOR: u64 = 41;
-    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-    let mut file = CrateFile::open(Cursor::new(bytes))?;
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let mut file = CrateFile::open(Cursor::new(bytes.as_slice()))?;
     let sections = file
         .sections
         .iter()
         .map(|s| (s.name().to_owned(), s.start, s.size));
     let sections: Vec<(String, u64, u64)> = sections.collect();
     let heap_end = sections.iter().map(|s| s.1).min().context("no sections")? as usize;
-    let mut out = bytes[..heap_end].to_vec();
-    out[8..11].copy_from_slice(&[0, 8, 0]);
-    let mut reps = Vec::with_capacity(file.fields.len() * 8);
+    let (mut reps, mut moved) = (Vec::with_capacity(file.fields.len() * 8), Vec::new());
     for k in 0..file.fields.len() {
         let (token, mut rep) = (file.fields[k].token_index, file.fields[k].value_rep);
         let children = matches!(file.tokens[token].as_str(), "primChildren" | "properties");
         if children && rep.0 >> 48 == ARRAY >> 48 | TOKEN {
             rep.0 = TOKEN_VECTOR << 48 | rep.0 & PAYLOAD;
         } else if rep.0 & (ARRAY | COMPRESSED) == ARRAY | COMPRESSED {
-            let count = u64_at((rep.0 & PAYLOAD) as usize);
+            let count = u64_at(&bytes, (rep.0 & PAYLOAD) as usize);
             if count < 16 {
                 let raw: Vec<u8> = match file.value(rep)? {
                     Value::IntVec(v) => v.iter().flat_map(|i| i.to_le_bytes()).collect(),
@@ -224,39 +228,44 @@ fn pixar_compatible(bytes: &[u8]) -> Result<Vec<u8>> {
                     Value::Uint64Vec(v) => v.iter().flat_map(|i| i.to_le_bytes()).collect(),
                     other => bail!("unexpected compressed array {other:?}"),
                 };
-                rep.0 = rep.0 & !(COMPRESSED | PAYLOAD) | out.len() as u64;
-                out.extend(count.to_le_bytes());
-                out.extend(raw);
+                rep.0 = rep.0 & !(COMPRESSED | PAYLOAD) | (heap_end + moved.len()) as u64;
+                moved.extend(count.to_le_bytes());
+                moved.extend(raw);
             }
         }
         reps.extend(rep.0.to_le_bytes());
     }
+    drop(file);
+    // The heap stays where it is (no copy); the small sections behind it are moved.
+    let tail = bytes.split_off(heap_end);
+    bytes[8..11].copy_from_slice(&[0, 8, 0]);
+    bytes.extend(moved);
     let mut toc = Vec::with_capacity(sections.len());
     for (name, at, size) in sections {
-        let (from, start) = (at as usize, out.len() as u64);
+        let (from, start) = (at as usize - heap_end, bytes.len() as u64);
         if name == "FIELDS" {
             // u64 count, then u64 size + compressed token indices, then the same for the reps.
-            out.extend_from_slice(&bytes[from..from + 16 + u64_at(from + 8) as usize]);
+            bytes.extend_from_slice(&tail[from..from + 16 + u64_at(&tail, from + 8) as usize]);
             let packed = lz4_flex::block::compress(&reps);
-            out.extend((packed.len() as u64 + 1).to_le_bytes());
-            out.push(0); // one LZ4 chunk
-            out.extend(packed);
+            bytes.extend((packed.len() as u64 + 1).to_le_bytes());
+            bytes.push(0); // one LZ4 chunk
+            bytes.extend(packed);
         } else {
-            out.extend_from_slice(&bytes[from..from + size as usize]);
+            bytes.extend_from_slice(&tail[from..from + size as usize]);
         }
-        toc.push((name, start, out.len() as u64 - start));
+        toc.push((name, start, bytes.len() as u64 - start));
     }
-    let toc_at = out.len() as u64;
-    out[16..24].copy_from_slice(&toc_at.to_le_bytes());
-    out.extend((toc.len() as u64).to_le_bytes());
+    let toc_at = bytes.len() as u64;
+    bytes[16..24].copy_from_slice(&toc_at.to_le_bytes());
+    bytes.extend((toc.len() as u64).to_le_bytes());
     for (name, start, size) in toc {
         let mut padded = [0u8; 16];
         padded[..name.len()].copy_from_slice(name.as_bytes());
-        out.extend(padded);
-        out.extend(start.to_le_bytes());
-        out.extend(size.to_le_bytes());
+        bytes.extend(padded);
+        bytes.extend(start.to_le_bytes());
+        bytes.extend(size.to_le_bytes());
     }
-    Ok(out)
+    Ok(bytes)
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: what USD accepts as a prim name.
@@ -642,6 +651,24 @@ mod tests {
         }
     }
 
+    /// What `pixar_compatible` fixes stays fixed: children lists are TokenVectors (type 41), no
+    /// array shorter than 16 is compressed (bit 61), and the header says 0.8.0.
+    #[test]
+    fn crate_fields_are_typed_like_pixar() {
+        let bytes = encode(&[quad(), rope()], true);
+        assert_eq!(&bytes[..11], b"PXR-USDC\0\x08\0");
+        let file = CrateFile::open(Cursor::new(&bytes)).unwrap();
+        for field in &file.fields {
+            let (name, rep) = (&file.tokens[field.token_index], field.value_rep.0);
+            if name == "primChildren" || name == "properties" {
+                assert_eq!(rep >> 48, 41, "{name}");
+            } else if rep & (1 << 61) != 0 {
+                let at = (rep & ((1 << 48) - 1)) as usize;
+                assert!(u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) >= 16);
+            }
+        }
+    }
+
     #[test]
     fn same_input_same_bytes() {
         for binary in [false, true] {
@@ -683,25 +710,8 @@ mod tests {
         assert!(err.to_string().contains("two objects"));
     }
 
-    /// Writes /tmp/usdprobe/stage.usd{a,c} for `scripts/check_usd.py`.
-    #[test]
-    #[ignore]
-    fn probe_files() {
-        std::fs::create_dir_all("/tmp/usdprobe").unwrap();
-        for (binary, ext) in [(false, "usda"), (true, "usdc")] {
-            std::fs::write(
-                format!("/tmp/usdprobe/stage.{ext}"),
-                encode(&[quad(), rope()], binary),
-            )
-            .unwrap();
-        }
-    }
-
-    /// A 256×256 grid (65025 quads), points + velocities + normals, 10 frames, both formats.
-    #[test]
-    #[ignore]
-    fn timing_256_grid() {
-        let n = 256;
+    /// An n×n grid of quads (`uvs`: one UV per vertex, indexed per corner).
+    fn grid(n: usize, uvs: bool) -> StagePrim {
         let mut indices = Vec::new();
         for j in 0..n - 1 {
             for i in 0..n - 1 {
@@ -709,35 +719,65 @@ mod tests {
                 indices.extend([v, v + 1, v + 1 + n as i32, v + n as i32]);
             }
         }
+        let uvs = uvs.then(|| FaceVaryingUvs {
+            values: (0..n * n)
+                .map(|k| [(k % n) as f32, (k / n) as f32])
+                .collect(),
+            indices: indices.clone(),
+        });
         let counts = vec![4; (n - 1) * (n - 1)];
-        let prim = StagePrim {
+        let shape = PrimShape::Mesh {
+            face_vertex_counts: counts,
+            face_vertex_indices: indices,
+            uvs,
+        };
+        StagePrim {
             name: "grid".into(),
-            shape: PrimShape::Mesh {
-                face_vertex_counts: counts,
-                face_vertex_indices: indices,
-                uvs: None,
-            },
+            shape,
             collider: false,
+        }
+    }
+
+    /// Frame `f` of an n×n grid: a travelling wave, with velocities and normals.
+    fn grid_sample(n: usize, f: usize) -> PrimSample {
+        let wave = |k: usize| (k as f32 * 0.001 + f as f32).sin();
+        let p: Vec<[f32; 3]> = (0..n * n)
+            .map(|k| [(k % n) as f32 * 0.013, (k / n) as f32 * 0.017, wave(k)])
+            .collect();
+        let v = p.iter().map(|q| [q[2], q[0], q[1]]).collect();
+        let normals = p.iter().map(|q| [0.0, q[2].cos(), q[2].sin()]).collect();
+        PrimSample {
+            points: p,
+            velocities: Some(v),
+            normals: Some(normals),
+        }
+    }
+
+    /// Writes /tmp/usdprobe/stage.usd{a,c} (quad, rope, 8×8 grid) for `scripts/check_usd.py`.
+    #[test]
+    #[ignore]
+    fn probe_files() {
+        std::fs::create_dir_all("/tmp/usdprobe").unwrap();
+        let prims = [quad(), rope(), grid(8, true)];
+        let mut probe = |f, k| {
+            if k < 2 {
+                sample(f, k)
+            } else {
+                Ok(grid_sample(8, f))
+            }
         };
-        let frames = 10;
-        let mut grid = |f: usize, _: usize| -> Result<PrimSample> {
-            let p: Vec<[f32; 3]> = (0..n * n)
-                .map(|k| {
-                    [
-                        (k % n) as f32 * 0.013,
-                        (k / n) as f32 * 0.017,
-                        (k as f32 * 0.001 + f as f32).sin(),
-                    ]
-                })
-                .collect();
-            let v = p.iter().map(|q| [q[2], q[0], q[1]]).collect();
-            let nn = p.iter().map(|q| [0.0, q[2].cos(), q[2].sin()]).collect();
-            Ok(PrimSample {
-                points: p,
-                velocities: Some(v),
-                normals: Some(nn),
-            })
-        };
+        for (binary, ext) in [(false, "usda"), (true, "usdc")] {
+            let bytes = encode_stage(&INFO, &prims, 3, &mut probe, binary).unwrap();
+            std::fs::write(format!("/tmp/usdprobe/stage.{ext}"), bytes).unwrap();
+        }
+    }
+
+    /// A 256×256 grid (65025 quads), points + velocities + normals, 10 frames, both formats.
+    #[test]
+    #[ignore]
+    fn timing_256_grid() {
+        let (n, frames, prim) = (256, 10, grid(256, false));
+        let mut grid = |f: usize, _: usize| Ok(grid_sample(n, f));
         for binary in [true, false] {
             let info = StageInfo {
                 fps: 24.0,
