@@ -2,15 +2,23 @@
 
 use super::camera::{Ground, View};
 use super::raster::Frame;
+use super::shadow::ShadowMap;
 
 const SKY_TOP: [f32; 3] = [86.0, 94.0, 108.0];
 const SKY_BOTTOM: [f32; 3] = [34.0, 37.0, 43.0];
-/// Colour the grid lines blend towards, and how strongly at most.
+/// Colour the grid lines blend towards, and how strongly at most: light over the dark
+/// backdrop, dark over a light surface lying on the ground (a floor collider).
 const LINE: [f32; 3] = [196.0, 202.0, 212.0];
+const LINE_ON_LIGHT: [f32; 3] = [60.0, 64.0, 72.0];
 const LINE_ALPHA: f32 = 0.5;
 /// A faint tint of the ground itself, so the plane reads even between lines.
 const FLOOR: [f32; 3] = [120.0, 124.0, 132.0];
 const FLOOR_ALPHA: f32 = 0.12;
+/// Opacity of the contact shadow where it is darkest.
+const SHADOW_ALPHA: f32 = 0.55;
+/// The ground wins a depth tie by this relative margin (0.1 mm at 5 m), so a floor collider
+/// lying on it shows the grid instead of fighting it pixel by pixel.
+const TIE: f32 = 2e-5;
 
 /// Fills every row with `top + (bottom − top)·j/(H − 1)`.
 pub(crate) fn background(frame: &mut Frame) {
@@ -28,7 +36,7 @@ pub(crate) fn background(frame: &mut Frame) {
 /// Where the ray through pixel coordinates `(x, y)` meets the plane `y = g`: with the ray
 /// `eye + t·d` scaled so `t` is the view depth, `t = (g − eye_y)/d_y`. Returns world `(x, z)`
 /// and `t`, or `None` when the ray runs parallel to or away from the plane.
-fn hit(view: &View, ground: &Ground, x: f32, y: f32) -> Option<(f32, f32, f32)> {
+fn hit(view: &View, ground: &Ground, x: f32, y: f32) -> Option<Hit> {
     let d = view.ray(x, y);
     let t = (ground.y - view.eye[1]) / d[1];
     if !(t > 0.0 && t.is_finite()) {
@@ -50,47 +58,65 @@ fn line_coverage(g: f32, fw: f32) -> f32 {
     (1.0 - dist).clamp(0.0, 1.0) * density
 }
 
-/// Blends the ground grid into every pixel where the plane is nearer than anything drawn.
+/// Blends the ground grid and the contact shadows into every pixel where the plane is nearer
+/// than anything drawn (or ties with it, see `TIE`).
 /// Lines sit on world multiples of `step` in `x` and `z`; their footprint per pixel comes from
-/// the hits of the neighbouring pixel centres to the right and below. Everything fades as
-/// `(1 − r²/R²)²` with distance `r` from the grid's centre.
-pub(crate) fn grid(frame: &mut Frame, view: &View, ground: &Ground) {
-    let step = ground.step;
-    let r2 = ground.radius * ground.radius;
+/// the hits of the neighbouring pixel centres to the right and below, so the hits of two rows
+/// (plus one column) are kept at a time and each is computed once.
+pub(crate) fn grid(frame: &mut Frame, view: &View, ground: &Ground, shadow: Option<&ShadowMap>) {
+    let (step, r2) = (ground.step, ground.radius * ground.radius);
     if !(step > 0.0 && step.is_finite() && r2 > 0.0 && r2.is_finite() && ground.y.is_finite()) {
         return;
     }
-    for py in 0..frame.height {
+    let width = frame.width;
+    let row = |py: usize, out: &mut Vec<Option<Hit>>| {
+        out.clear();
         let cy = py as f32 + 0.5;
+        out.extend((0..=width).map(|px| hit(view, ground, px as f32 + 0.5, cy)));
+    };
+    let (mut here, mut below) = (Vec::new(), Vec::new());
+    row(0, &mut here);
+    for py in 0..frame.height {
+        row(py + 1, &mut below);
         for px in 0..frame.width {
-            let cx = px as f32 + 0.5;
-            let Some((hx, hz, t)) = hit(view, ground, cx, cy) else {
+            let Some(h) = here[px] else {
                 continue;
             };
-            let i = py * frame.width + px;
-            if frame.depth[i] >= 1.0 / t {
-                continue;
+            if frame.depth[py * frame.width + px] < (1.0 + TIE) / h.2 {
+                let dark = shadow.map_or(0.0, |s| s.darkness(h.0, h.1));
+                grid_pixel(frame, (px, py), ground, h, [here[px + 1], below[px]]);
+                frame.blend(px, py, [0.0; 3], SHADOW_ALPHA * dark);
             }
-            let (rx, rz) = (hx - ground.centre[0], hz - ground.centre[1]);
-            let fade = 1.0 - (rx * rx + rz * rz) / r2;
-            if fade.is_nan() || fade <= 0.0 {
-                continue;
-            }
-            let fade = fade * fade;
-            let (gx, gz) = (hx / step, hz / step);
-            let (mut fwx, mut fwz) = (f32::INFINITY, f32::INFINITY);
-            if let (Some(a), Some(b)) = (
-                hit(view, ground, cx + 1.0, cy),
-                hit(view, ground, cx, cy + 1.0),
-            ) {
-                fwx = (a.0 / step - gx).abs().max((b.0 / step - gx).abs());
-                fwz = (a.1 / step - gz).abs().max((b.1 / step - gz).abs());
-            }
-            let cover = line_coverage(gx, fwx).max(line_coverage(gz, fwz));
-            frame.blend(px, py, FLOOR, FLOOR_ALPHA * fade);
-            frame.blend(px, py, LINE, LINE_ALPHA * cover * fade);
         }
+        std::mem::swap(&mut here, &mut below);
     }
+}
+
+/// A ray's hit on the ground: world `x`, world `z`, view depth.
+type Hit = (f32, f32, f32);
+
+/// Shades one pixel of the ground at hit `h`, given the hits of its right and lower
+/// neighbours: a faint floor tint plus the nearer grid line's coverage, all faded as
+/// `(1 − r²/R²)²` with the distance `r` from the grid's centre.
+fn grid_pixel(frame: &mut Frame, at: (usize, usize), g: &Ground, h: Hit, next: [Option<Hit>; 2]) {
+    let (rx, rz) = (h.0 - g.centre[0], h.1 - g.centre[1]);
+    let fade = 1.0 - (rx * rx + rz * rz) / (g.radius * g.radius);
+    if fade.is_nan() || fade <= 0.0 {
+        return;
+    }
+    let fade = fade * fade;
+    let (gx, gz) = (h.0 / g.step, h.1 / g.step);
+    let (mut fwx, mut fwz) = (f32::INFINITY, f32::INFINITY);
+    if let [Some(a), Some(b)] = next {
+        fwx = (a.0 / g.step - gx).abs().max((b.0 / g.step - gx).abs());
+        fwz = (a.1 / g.step - gz).abs().max((b.1 / g.step - gz).abs());
+    }
+    let cover = line_coverage(gx, fwx).max(line_coverage(gz, fwz));
+    frame.blend(at.0, at.1, FLOOR, FLOOR_ALPHA * fade);
+    let i = 3 * (at.1 * frame.width + at.0);
+    let green = frame.rgb[i + 1];
+    let line = if green < 128 { LINE } else { LINE_ON_LIGHT };
+    frame.blend(at.0, at.1, line, LINE_ALPHA * cover * fade);
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@
 //! machine (for the same `png`/`flate2` versions, which the lock file pins).
 //!
 //! Pipeline per mesh: world → view space ([`camera`]), per-vertex two-sided Lambert light
-//! (`shade`), near-plane clipping and z-buffered filling (`raster`); then the ground grid is
-//! cast per pixel where it is nearer than the meshes (`ground`), and the label is drawn last
-//! (`font`).
+//! (`shade`), near-plane clipping and z-buffered filling (`raster`); then the ground grid and
+//! the contact shadows (`shadow`) are cast per pixel where the ground is nearer than the
+//! meshes (`ground`), and the label is drawn last (`font`).
 
 pub mod camera;
 mod font;
@@ -20,6 +20,7 @@ mod ground;
 mod math;
 mod raster;
 mod shade;
+mod shadow;
 
 pub use camera::{Camera, Ground};
 
@@ -91,7 +92,8 @@ pub fn render(
             draw_ropes(&mut frame, &view, &lights, mesh, &vpos);
         }
         if let Some(g) = &camera.ground {
-            ground::grid(&mut frame, &view, g);
+            let shadow = shadow::ShadowMap::new(g, meshes);
+            ground::grid(&mut frame, &view, g, shadow.as_ref());
         }
     }
     font::draw_label(&mut frame, label);
@@ -104,12 +106,18 @@ pub fn render(
 
 /// Draws a mesh's triangles. Each triangle is seen from its front when the eye is on the side
 /// its face normal `(p₁ − p₀) × (p₂ − p₀)` points to; its corners are then lit with their
-/// vertex normals from that side (`Lights::front`), otherwise from the back (`Lights::back`).
+/// vertex normals from that side (`Lights::front`), otherwise from the back (`Lights::back`);
+/// both are computed once per vertex. A corner whose vertex normal points to the face's other
+/// side (a sharp fold) is lit with the face's own normal instead.
 fn draw_surface(frame: &mut Frame, view: &View, lights: &Lights, mesh: &PreviewMesh, vpos: &[V3]) {
     if mesh.triangles.is_empty() {
         return;
     }
     let normals = shade::vertex_normals(&mesh.positions, &mesh.triangles);
+    let lit: Vec<[f32; 2]> = normals
+        .iter()
+        .map(|n| [lights.front(*n), lights.back(*n)])
+        .collect();
     let material = if mesh.collider {
         Material {
             base: shade::COLLIDER_GREY,
@@ -127,16 +135,23 @@ fn draw_surface(frame: &mut Frame, view: &View, lights: &Lights, mesh: &PreviewM
             continue;
         };
         let p = idx.map(|i| mesh.positions[i]);
-        let Some(face) = normalize(shade::face_normal(p[0], p[1], p[2])) else {
+        let face = shade::face_normal(p[0], p[1], p[2]);
+        let area2 = dot(face, face);
+        if !(area2 > 0.0 && area2.is_finite()) {
             continue;
-        };
+        }
         let front = dot(face, sub(view.eye, p[0])) >= 0.0;
         let corner = |k: usize| {
-            let n = shade::corner_normal(normals[idx[k]], face);
-            let light = if front {
-                lights.front(n)
+            let i = idx[k];
+            let light = if dot(normals[i], face) > 0.0 {
+                lit[i][usize::from(!front)]
             } else {
-                lights.back(n)
+                let n = normalize(face).unwrap_or(normals[i]);
+                if front {
+                    lights.front(n)
+                } else {
+                    lights.back(n)
+                }
             };
             ViewVert {
                 p: vpos[idx[k]],

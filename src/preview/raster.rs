@@ -64,13 +64,12 @@ pub(crate) fn draw_triangle<F>(frame: &mut Frame, view: &View, tri: &[ViewVert; 
 where
     F: Fn(&[f32; 4]) -> [u8; 3],
 {
+    if tri.iter().all(|v| v.p[2] >= view.near) {
+        fill(frame, &tri.map(|v| project(view, &v)), shade);
+        return;
+    }
     let mut poly = [tri[0]; 4];
-    let n = if tri.iter().all(|v| v.p[2] >= view.near) {
-        poly[..3].copy_from_slice(tri);
-        3
-    } else {
-        clip_near(tri, view.near, &mut poly)
-    };
+    let n = clip_near(tri, view.near, &mut poly);
     let s = poly.map(|v| project(view, &v));
     for k in 2..n {
         fill(frame, &[s[0], s[k - 1], s[k]], shade);

@@ -153,16 +153,6 @@ pub(crate) fn tone(base: [u8; 3], intensity: f32) -> [u8; 3] {
     base.map(|c| (c as f32 * i + 0.5).clamp(0.0, 255.0) as u8)
 }
 
-/// The unit normal to shade a corner of a triangle with: the vertex normal, or the face's own
-/// when the vertex normal points to its other side (a sharp fold).
-pub(crate) fn corner_normal(vertex: V3, face_unit: V3) -> V3 {
-    if dot(vertex, face_unit) > 0.0 {
-        vertex
-    } else {
-        face_unit
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::math::scale;

@@ -253,6 +253,42 @@ fn bad_geometry_and_tiny_sizes_do_not_panic() {
 }
 
 #[test]
+fn the_grid_shows_on_a_floor_collider_lying_on_the_ground() {
+    let floor = PreviewMesh {
+        positions: vec![
+            [-3.0, 0.0, -3.0],
+            [3.0, 0.0, -3.0],
+            [3.0, 0.0, 3.0],
+            [-3.0, 0.0, 3.0],
+        ],
+        triangles: vec![[0, 2, 1], [0, 3, 2]],
+        collider: true,
+        ..PreviewMesh::default()
+    };
+    let cam = Camera::framing([-3.0, 0.0, -3.0], [3.0, 1.0, 3.0], 160, 90);
+    let bare = Camera {
+        ground: None,
+        ..cam
+    };
+    let scene = [floor];
+    let (with, without) = (
+        render(&scene, &cam, 160, 90, ""),
+        render(&scene, &bare, 160, 90, ""),
+    );
+    let centre = cam.project([0.0, 0.0, 0.0], 160, 90).unwrap();
+    let (cx, cy) = (centre[0] as u32, centre[1] as u32);
+    assert!(
+        without.pixel(cx, cy)[1] > 128,
+        "the floor is drawn light grey"
+    );
+    let differ = (cy - 10..cy + 10)
+        .flat_map(|y| (cx - 20..cx + 20).map(move |x| (x, y)))
+        .filter(|&(x, y)| i32::from(with.pixel(x, y)[1]) + 20 < i32::from(without.pixel(x, y)[1]))
+        .count();
+    assert!(differ > 20, "{differ} darker grid-line pixels on the floor");
+}
+
+#[test]
 fn the_same_scene_gives_identical_png_bytes() {
     let (scene, lo, hi) = draped_scene(20);
     let cam = Camera::framing(lo, hi, 160, 90);
