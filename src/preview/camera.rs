@@ -190,6 +190,9 @@ pub(crate) struct View {
     sx: f32,
     /// `H / (2 tan_y)`: pixels per unit of `y/z`.
     sy: f32,
+    /// `1/sx` and `1/sy`, for casting rays.
+    inv_sx: f32,
+    inv_sy: f32,
 }
 
 impl View {
@@ -216,6 +219,8 @@ impl View {
             height: h,
             sx: 0.5 * w / tan_x,
             sy: 0.5 * h / tan_y,
+            inv_sx: 2.0 * tan_x / w,
+            inv_sy: 2.0 * tan_y / h,
         })
     }
 
@@ -237,8 +242,8 @@ impl View {
     /// World direction of the ray through pixel coordinates `(x, y)`, scaled so that its
     /// forward component is 1: the point at parameter `t` along it has view depth `t`.
     pub fn ray(&self, x: f32, y: f32) -> V3 {
-        let a = (x - 0.5 * self.width) / self.sx;
-        let b = (0.5 * self.height - y) / self.sy;
+        let a = (x - 0.5 * self.width) * self.inv_sx;
+        let b = (0.5 * self.height - y) * self.inv_sy;
         [
             self.forward[0] + a * self.right[0] + b * self.up[0],
             self.forward[1] + a * self.right[1] + b * self.up[1],

@@ -33,16 +33,49 @@ pub(crate) fn background(frame: &mut Frame) {
     }
 }
 
-/// Where the ray through pixel coordinates `(x, y)` meets the plane `y = g`: with the ray
-/// `eye + t·d` scaled so `t` is the view depth, `t = (g − eye_y)/d_y`. Returns world `(x, z)`
-/// and `t`, or `None` when the ray runs parallel to or away from the plane.
-fn hit(view: &View, ground: &Ground, x: f32, y: f32) -> Option<Hit> {
-    let d = view.ray(x, y);
-    let t = (ground.y - view.eye[1]) / d[1];
-    if !(t > 0.0 && t.is_finite()) {
-        return None;
+/// The ground plane in the units of the grid (world `x`, `z` divided by `step`), with the
+/// reciprocals the per-pixel loop needs.
+struct Plane {
+    y: f32,
+    inv_step: f32,
+    /// Centre of the fade, in grid units.
+    centre: [f32; 2],
+    /// `(step / radius)²`: multiplies a squared distance in grid units into `r²/R²`.
+    inv_r2: f32,
+}
+
+/// A ray's hit on the ground: grid `x`, grid `z` (world / step), view depth.
+type Hit = (f32, f32, f32);
+
+impl Plane {
+    fn new(g: &Ground) -> Option<Plane> {
+        let inv_step = 1.0 / g.step;
+        let r = g.radius * inv_step;
+        let ok = |v: f32| v > 0.0 && v.is_finite();
+        if !(ok(inv_step) && ok(r * r) && g.y.is_finite() && g.centre.iter().all(|c| c.is_finite()))
+        {
+            return None;
+        }
+        Some(Plane {
+            y: g.y,
+            inv_step,
+            centre: [g.centre[0] * inv_step, g.centre[1] * inv_step],
+            inv_r2: 1.0 / (r * r),
+        })
     }
-    Some((view.eye[0] + t * d[0], view.eye[2] + t * d[2], t))
+
+    /// Where the ray through pixel coordinates `(x, y)` meets the plane: with the ray
+    /// `eye + t·d` scaled so `t` is the view depth, `t = (y_ground − eye_y)/d_y`. `None` when
+    /// the ray runs parallel to or away from the plane.
+    fn hit(&self, view: &View, x: f32, y: f32) -> Option<Hit> {
+        let d = view.ray(x, y);
+        let t = (self.y - view.eye[1]) / d[1];
+        if !(t > 0.0 && t.is_finite()) {
+            return None;
+        }
+        let (hx, hz) = (view.eye[0] + t * d[0], view.eye[2] + t * d[2]);
+        Some((hx * self.inv_step, hz * self.inv_step, t))
+    }
 }
 
 /// Coverage of the nearest grid line for grid coordinate `g` (world / step), where `fw` grid
@@ -59,20 +92,19 @@ fn line_coverage(g: f32, fw: f32) -> f32 {
 }
 
 /// Blends the ground grid and the contact shadows into every pixel where the plane is nearer
-/// than anything drawn (or ties with it, see `TIE`).
-/// Lines sit on world multiples of `step` in `x` and `z`; their footprint per pixel comes from
-/// the hits of the neighbouring pixel centres to the right and below, so the hits of two rows
-/// (plus one column) are kept at a time and each is computed once.
+/// than anything drawn (or ties with it, see `TIE`). Lines sit on world multiples of `step`
+/// in `x` and `z`; their footprint per pixel comes from the hits of the neighbouring pixel
+/// centres to the right and below, so the hits of two rows (plus one column) are kept at a
+/// time and each is computed once.
 pub(crate) fn grid(frame: &mut Frame, view: &View, ground: &Ground, shadow: Option<&ShadowMap>) {
-    let (step, r2) = (ground.step, ground.radius * ground.radius);
-    if !(step > 0.0 && step.is_finite() && r2 > 0.0 && r2.is_finite() && ground.y.is_finite()) {
+    let Some(plane) = Plane::new(ground) else {
         return;
-    }
+    };
     let width = frame.width;
     let row = |py: usize, out: &mut Vec<Option<Hit>>| {
         out.clear();
         let cy = py as f32 + 0.5;
-        out.extend((0..=width).map(|px| hit(view, ground, px as f32 + 0.5, cy)));
+        out.extend((0..=width).map(|px| plane.hit(view, px as f32 + 0.5, cy)));
     };
     let (mut here, mut below) = (Vec::new(), Vec::new());
     row(0, &mut here);
@@ -83,38 +115,41 @@ pub(crate) fn grid(frame: &mut Frame, view: &View, ground: &Ground, shadow: Opti
                 continue;
             };
             if frame.depth[py * frame.width + px] < (1.0 + TIE) / h.2 {
-                let dark = shadow.map_or(0.0, |s| s.darkness(h.0, h.1));
-                grid_pixel(frame, (px, py), ground, h, [here[px + 1], below[px]]);
-                frame.blend(px, py, [0.0; 3], SHADOW_ALPHA * dark);
+                grid_pixel(frame, (px, py), &plane, h, [here[px + 1], below[px]]);
+                if let Some(s) = shadow {
+                    let dark = s.darkness(h.0 * ground.step, h.1 * ground.step);
+                    frame.blend(px, py, [0.0; 3], SHADOW_ALPHA * dark);
+                }
             }
         }
         std::mem::swap(&mut here, &mut below);
     }
 }
 
-/// A ray's hit on the ground: world `x`, world `z`, view depth.
-type Hit = (f32, f32, f32);
-
 /// Shades one pixel of the ground at hit `h`, given the hits of its right and lower
 /// neighbours: a faint floor tint plus the nearer grid line's coverage, all faded as
 /// `(1 − r²/R²)²` with the distance `r` from the grid's centre.
-fn grid_pixel(frame: &mut Frame, at: (usize, usize), g: &Ground, h: Hit, next: [Option<Hit>; 2]) {
-    let (rx, rz) = (h.0 - g.centre[0], h.1 - g.centre[1]);
-    let fade = 1.0 - (rx * rx + rz * rz) / (g.radius * g.radius);
+fn grid_pixel(
+    frame: &mut Frame,
+    at: (usize, usize),
+    plane: &Plane,
+    h: Hit,
+    next: [Option<Hit>; 2],
+) {
+    let (rx, rz) = (h.0 - plane.centre[0], h.1 - plane.centre[1]);
+    let fade = 1.0 - (rx * rx + rz * rz) * plane.inv_r2;
     if fade.is_nan() || fade <= 0.0 {
         return;
     }
     let fade = fade * fade;
-    let (gx, gz) = (h.0 / g.step, h.1 / g.step);
     let (mut fwx, mut fwz) = (f32::INFINITY, f32::INFINITY);
     if let [Some(a), Some(b)] = next {
-        fwx = (a.0 / g.step - gx).abs().max((b.0 / g.step - gx).abs());
-        fwz = (a.1 / g.step - gz).abs().max((b.1 / g.step - gz).abs());
+        fwx = (a.0 - h.0).abs().max((b.0 - h.0).abs());
+        fwz = (a.1 - h.1).abs().max((b.1 - h.1).abs());
     }
-    let cover = line_coverage(gx, fwx).max(line_coverage(gz, fwz));
+    let cover = line_coverage(h.0, fwx).max(line_coverage(h.1, fwz));
     frame.blend(at.0, at.1, FLOOR, FLOOR_ALPHA * fade);
-    let i = 3 * (at.1 * frame.width + at.0);
-    let green = frame.rgb[i + 1];
+    let green = frame.rgb[3 * (at.1 * frame.width + at.0) + 1];
     let line = if green < 128 { LINE } else { LINE_ON_LIGHT };
     frame.blend(at.0, at.1, line, LINE_ALPHA * cover * fade);
 }

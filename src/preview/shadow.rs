@@ -10,8 +10,7 @@
 //! nothing: a floor collider must not darken the whole floor.
 
 use super::camera::Ground;
-use super::math::V3;
-use super::shade::corners;
+use super::math::{is_finite, V3};
 use super::PreviewMesh;
 
 /// Cells along each side of the map.
@@ -27,8 +26,8 @@ const ON_GROUND_STEPS: f32 = 0.01;
 pub(crate) struct ShadowMap {
     /// World `x` and `z` of the map's corner cell's outer corner.
     origin: [f32; 2],
-    /// Side of a cell (metres).
-    cell: f32,
+    /// Cells per metre.
+    inv_cell: f32,
     /// Row-major (`z` rows, `x` columns) darkness.
     dark: Vec<f32>,
 }
@@ -46,19 +45,11 @@ impl ShadowMap {
         ];
         let mut map = ShadowMap {
             origin,
-            cell,
+            inv_cell: 1.0 / cell,
             dark: vec![f32::INFINITY; CELLS * CELLS],
         };
-        let flat = ground.y + ON_GROUND_STEPS * ground.step;
         for mesh in meshes {
-            for tri in &mesh.triangles {
-                if let Some(idx) = corners(&mesh.positions, tri) {
-                    let p = idx.map(|i| mesh.positions[i]);
-                    if p.iter().any(|q| q[1] > flat) {
-                        map.splat(p, ground.y);
-                    }
-                }
-            }
+            map.splat_mesh(mesh, ground);
         }
         let falloff = FALLOFF_STEPS * ground.step;
         for d in &mut map.dark {
@@ -75,35 +66,57 @@ impl ShadowMap {
     /// Cell coordinates of world `(x, z)`: cell `(i, j)` spans `[i, i+1) × [j, j+1)`.
     fn cell_of(&self, x: f32, z: f32) -> [f32; 2] {
         [
-            (x - self.origin[0]) / self.cell,
-            (z - self.origin[1]) / self.cell,
+            (x - self.origin[0]) * self.inv_cell,
+            (z - self.origin[1]) * self.inv_cell,
         ]
     }
 
-    /// Lowers the heights of the cells whose centres the triangle covers (seen from above) to
-    /// its height there, `Σ bᵢ (yᵢ − ground)` with barycentric weights `bᵢ`, and those of the
-    /// cells holding its corners to the corners' heights, so small triangles still count.
-    fn splat(&mut self, p: [V3; 3], ground_y: f32) {
-        let c = p.map(|q| self.cell_of(q[0], q[2]));
-        let h = p.map(|q| q[1] - ground_y);
-        for k in 0..3 {
-            self.lower(c[k][0].floor(), c[k][1].floor(), h[k]);
+    /// Lowers the cells under a mesh to its height above the ground: the cell holding each
+    /// vertex (so triangles smaller than a cell still count) and the cells whose centres each
+    /// triangle covers. Vertices are mapped to `(cell x, cell z, height)` once; triangles with
+    /// a bad index or a non-finite corner, and those lying on the ground, are skipped.
+    fn splat_mesh(&mut self, mesh: &PreviewMesh, ground: &Ground) {
+        let flat = ON_GROUND_STEPS * ground.step;
+        let pts: Vec<Option<V3>> = mesh
+            .positions
+            .iter()
+            .map(|p| {
+                let [u, v] = self.cell_of(p[0], p[2]);
+                is_finite(*p).then_some([u, v, p[1] - ground.y])
+            })
+            .collect();
+        for q in pts.iter().flatten() {
+            if q[2] > flat {
+                self.lower(q[0].floor(), q[1].floor(), q[2]);
+            }
         }
-        let edge = |a: [f32; 2], b: [f32; 2], x: f32, y: f32| {
-            (b[0] - a[0]) * (y - a[1]) - (b[1] - a[1]) * (x - a[0])
-        };
-        let area = edge(c[0], c[1], c[2][0], c[2][1]);
-        if !(area.abs() > 1e-12 && area.is_finite()) {
-            return;
+        for tri in &mesh.triangles {
+            let get = |i: u32| pts.get(i as usize).copied().flatten();
+            let (Some(a), Some(b), Some(c)) = (get(tri[0]), get(tri[1]), get(tri[2])) else {
+                continue;
+            };
+            if a[2] > flat || b[2] > flat || c[2] > flat {
+                self.fill([a, b, c]);
+            }
         }
+    }
+
+    /// Lowers the cells whose centres the triangle `(cell x, cell z, height)` covers to its
+    /// height there, `Σ bᵢ hᵢ` with barycentric weights `bᵢ`.
+    fn fill(&mut self, c: [V3; 3]) {
         let lo = |k: usize| (c[0][k].min(c[1][k]).min(c[2][k]) - 0.5).ceil().max(0.0);
         let hi = |k: usize| {
-            (c[0][k].max(c[1][k]).max(c[2][k]) - 0.5)
-                .floor()
-                .min(CELLS as f32 - 1.0)
+            let top = c[0][k].max(c[1][k]).max(c[2][k]) - 0.5;
+            top.floor().min(CELLS as f32 - 1.0)
         };
         let (x0, x1, y0, y1) = (lo(0), hi(0), lo(1), hi(1));
         if !(x0 <= x1 && y0 <= y1) {
+            return;
+        }
+        let edge =
+            |a: V3, b: V3, x: f32, y: f32| (b[0] - a[0]) * (y - a[1]) - (b[1] - a[1]) * (x - a[0]);
+        let area = edge(c[0], c[1], c[2][0], c[2][1]);
+        if !(area.abs() > 1e-12 && area.is_finite()) {
             return;
         }
         for j in y0 as usize..=y1 as usize {
@@ -113,7 +126,11 @@ impl ShadowMap {
                 let b1 = edge(c[2], c[0], x, y) / area;
                 let b2 = edge(c[0], c[1], x, y) / area;
                 if b0 >= 0.0 && b1 >= 0.0 && b2 >= 0.0 {
-                    self.lower(i as f32, j as f32, b0 * h[0] + b1 * h[1] + b2 * h[2]);
+                    self.lower(
+                        i as f32,
+                        j as f32,
+                        b0 * c[0][2] + b1 * c[1][2] + b2 * c[2][2],
+                    );
                 }
             }
         }
