@@ -15,6 +15,7 @@ pub mod memory;
 pub mod mesh;
 pub mod model;
 pub mod output;
+pub mod preview;
 pub mod quote;
 pub mod scene;
 pub mod solver;
