@@ -1,11 +1,12 @@
 //! Frame-writer throughput: encodes and writes frames of a 256 × 256 cloth (65 536 vertices,
 //! UVs, normals, velocities) in every format into a temporary directory, and prints MB/s. The
-//! whole-run formats (MDD, PC2) are timed as a run writes them: spooled every frame and
+//! whole-run formats (MDD, PC2, USD) are timed as a run writes them: spooled every frame and
 //! rewritten at every checkpoint (every 10 frames) and at the end.
 //! Run: `cargo bench --bench writers` (see docs/benchmarks.md).
 
 use std::time::Instant;
 use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
+use xpbd_sim::output::stage::StageOptions;
 use xpbd_sim::scene::build::build;
 use xpbd_sim::scene::load::load;
 use xpbd_sim::scene::types::{Format, UpAxis};
@@ -21,7 +22,14 @@ fn main() {
         "{:<6} {:>10} {:>12} {:>10}",
         "format", "MB/frame", "ms/frame", "MB/s"
     );
-    for format in [Format::Obj, Format::Ply, Format::Mdd, Format::Pc2] {
+    for format in [
+        Format::Obj,
+        Format::Ply,
+        Format::Mdd,
+        Format::Pc2,
+        Format::Usd,
+        Format::Usda,
+    ] {
         let mut writer = FrameWriter::new(FrameOptions {
             dir: dir.clone(),
             formats: vec![format],
@@ -33,6 +41,15 @@ fn main() {
             start_frame: 0,
             fps: 24.0,
             checkpoint_every: 10,
+            stage: StageOptions {
+                name: "cloth-256".into(),
+                fps: 24.0,
+                start_frame: 0,
+                up_axis: UpAxis::Y,
+                rope_width: 0.01,
+                colliders: Vec::new(),
+                plane_half_size: 2.0,
+            },
         });
         let p = &model.particles;
         writer

@@ -71,7 +71,37 @@ pub fn dispatch(command: Command) -> Result<Outcome, Failure> {
             tolerance,
             json,
         } => diff(&a, &b, tolerance, json),
+        Command::Preview {
+            dir,
+            every,
+            size,
+            sheet,
+        } => preview(&dir, every, size, sheet),
     }
+}
+
+/// Remakes a cache's preview images and says where they went.
+fn preview(
+    dir: &Path,
+    every: Option<u64>,
+    size: Option<Vec<u32>>,
+    sheet: bool,
+) -> Result<Outcome, Failure> {
+    let size = size.map(|s| [s[0], s[1]]);
+    let remade =
+        xpbd_sim::output::preview::remake(dir, every, size, sheet).map_err(Failure::Input)?;
+    let mut text = format!(
+        "wrote {} preview{} to {}\n",
+        remade.files.len(),
+        if remade.files.len() == 1 { "" } else { "s" },
+        shown_path(&dir.join(xpbd_sim::output::preview::PREVIEW_DIRECTORY))
+    );
+    if let Some(sheet) = &remade.sheet {
+        text.push_str(&format!("contact sheet {}\n", shown_path(sheet)));
+    }
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(Outcome::Success)
 }
 
 /// Compares two caches and prints the report (text or JSON) on standard output.
@@ -295,6 +325,16 @@ fn check(path: &Path) -> Result<(), Failure> {
                 listed.join(", ")
             }
         );
+        if let Some(render) = &object.render {
+            let mesh = &render.mesh;
+            outln!(
+                out,
+                "  render mesh {}: {} vertices, {} faces, bound to the object's triangles",
+                xpbd_sim::model::render_name(&object.name),
+                mesh.positions.len(),
+                mesh.face_count()
+            );
+        }
     }
     for collider in &model.colliders {
         outln!(out, "collider {}: {collider}", collider.name);
@@ -322,7 +362,11 @@ fn check(path: &Path) -> Result<(), Failure> {
     for (gate, limit) in gates {
         outln!(out, "gate {} <= {limit} ({})", gate.name(), gate.unit());
     }
-    let memory = xpbd_sim::memory::estimate(model, &scene.file.output.formats);
+    let memory = xpbd_sim::memory::estimate(
+        model,
+        &scene.file.output.formats,
+        scene.file.simulation.frames,
+    );
     outln!(
         out,
         "memory estimate: {} peak for `run` (model and solver {}, frame output {}, program {})",
@@ -363,6 +407,7 @@ fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         }
         if args.no_output {
             file.output.formats.clear();
+            file.output.preview = None;
         }
         if args.keep_checkpoints {
             file.output.keep_checkpoints = true;

@@ -60,6 +60,26 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// (Re)make the preview PNGs of a cache from its frame files: DIR/preview/<scene>.####.png,
+    /// all objects and colliders shaded from one camera framing the shot. Needs the cache's
+    /// OBJ or PLY frames and its scene (named in DIR/stats.jsonl, relative to where the run
+    /// was started). The same cache gives the same PNG bytes.
+    ///
+    /// Example: xpbd-sim preview scenes/cache/skirt --every 12 --sheet
+    Preview {
+        /// The cache directory (holding stats.jsonl and the frame files).
+        dir: PathBuf,
+        /// A preview every N frames, from the first (default: the scene's output.preview,
+        /// else every frame).
+        #[arg(long, value_name = "N")]
+        every: Option<u64>,
+        /// Image size in pixels, 16 to 8192 a side (default: the scene's, else 640 360).
+        #[arg(long, num_args = 2, value_names = ["W", "H"])]
+        size: Option<Vec<u32>>,
+        /// Also write a contact sheet of every preview made: DIR/preview/<scene>.sheet.png.
+        #[arg(long)]
+        sheet: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -77,7 +97,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub threads: Option<u64>,
     /// Output format: obj, ply (a file per object per frame), mdd, pc2 (a point cache per
-    /// object for the whole run); repeat for several (overrides `output.formats`).
+    /// object for the whole run), usd, usda (one USD stage for the whole run); repeat for
+    /// several (overrides `output.formats`).
     #[arg(long = "format", value_name = "FORMAT", value_enum)]
     pub formats: Vec<Format>,
     /// Override any scene key by its dotted path, e.g. `simulation.substeps=40` or

@@ -49,12 +49,12 @@ impl Estimate {
 }
 
 /// The estimate for running `model` writing `formats`.
-pub fn estimate(model: &Model, formats: &[Format]) -> Estimate {
+pub fn estimate(model: &Model, formats: &[Format], frames: u64) -> Estimate {
     let layouts: usize = model.objects.iter().map(layout_bytes).sum();
     Estimate {
         program: PROGRAM_BYTES,
         state: particle_bytes(model) + layouts + constraint_bytes(model) + collider_bytes(model),
-        output: output_bytes(model, formats, layouts),
+        output: output_bytes(model, formats, layouts, frames),
     }
 }
 
@@ -137,11 +137,16 @@ fn collider_bytes(model: &Model) -> usize {
 /// The writer: up to three snapshots of positions and velocities (one being written, one
 /// waiting, one recycled), its copy of the layouts, and per written vertex what each format
 /// encodes.
+/// The USD stage per written vertex and frame: the whole stage is built in memory when it is
+/// rewritten (points, velocities, normals as `f32` in the layer, and the encoded bytes; measured,
+/// docs/benchmarks.md "Memory").
+const USD_BYTES_PER_VERTEX_FRAME: usize = 80;
+
 /// A point cache (MDD, PC2) per written vertex: the frame's spool record and the surface
 /// kept for it (measured, docs/benchmarks.md "Memory").
 const POINT_CACHE_BYTES_PER_VERTEX: usize = 40;
 
-fn output_bytes(model: &Model, formats: &[Format], layouts: usize) -> usize {
+fn output_bytes(model: &Model, formats: &[Format], layouts: usize, frames: u64) -> usize {
     if formats.is_empty() {
         return 0;
     }
@@ -156,6 +161,9 @@ fn output_bytes(model: &Model, formats: &[Format], layouts: usize) -> usize {
             Format::Ply => PLY_BYTES_PER_VERTEX,
             Format::Obj => OBJ_BYTES_PER_VERTEX,
             Format::Mdd | Format::Pc2 => POINT_CACHE_BYTES_PER_VERTEX,
+            Format::Usd | Format::Usda => {
+                POINT_CACHE_BYTES_PER_VERTEX + USD_BYTES_PER_VERTEX_FRAME * frames as usize
+            }
         })
         .sum();
     snapshots + layouts + vertices * per_vertex

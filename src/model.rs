@@ -80,6 +80,23 @@ pub struct ObjectLayout {
     /// Whether the stats log counts this object's crossing triangle pairs: with
     /// `self_collision`, or for every object with faces when a `self_intersections` gate is set.
     pub count_self_intersections: bool,
+    /// The finer mesh this object carries (`render_mesh`), written as [`render_name`].
+    pub render: Option<std::sync::Arc<RenderMesh>>,
+}
+
+/// A render mesh (SPEC §5): a finer mesh carried by a simulated surface, written in every
+/// format beside it. Only the writers use it; the simulation never sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderMesh {
+    /// Its topology, UVs and smoothing, as read (positions: placed, at bind time).
+    pub mesh: crate::mesh::Mesh,
+    /// Every vertex bound to the object's triangles at frame 1.
+    pub binding: crate::mesh::binding::Binding,
+}
+
+/// The name an object's render mesh is written under: `<object>_render`.
+pub fn render_name(object: &str) -> String {
+    format!("{object}_render")
 }
 
 /// What an object that can tear keeps to remake its constraints.

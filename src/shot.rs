@@ -20,6 +20,8 @@ use xpbd_sim::output::clobber::refuse_writing_over_inputs;
 use xpbd_sim::output::durable::check_writable;
 use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
 use xpbd_sim::output::lock::{FolderLock, LockError};
+use xpbd_sim::output::preview::PreviewShot;
+use xpbd_sim::output::stage::StageOptions;
 use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
 use xpbd_sim::output::writer::BackgroundWriter;
 use xpbd_sim::quote::shown_path;
@@ -33,6 +35,9 @@ struct RunRecord<'a> {
     kind: &'static str,
     version: &'static str,
     scene: String,
+    /// The scene file's absolute path (`xpbd-sim preview DIR` rebuilds the scene from it
+    /// wherever it is run).
+    scene_absolute: String,
     scene_sha256: &'a str,
     output_dir: String,
     settings: &'a SceneFile,
@@ -205,18 +210,8 @@ impl<'a> Shot<'a> {
             n => n,
         };
 
-        let mut files = FrameWriter::new(FrameOptions {
-            dir: out_dir.clone(),
-            formats: file.output.formats.clone(),
-            name_template: file.output.name.clone(),
-            normals: file.output.normals,
-            velocities: file.output.velocities,
-            up_axis: file.output.up_axis,
-            rope_tube: file.output.rope_tube.clone(),
-            start_frame: file.simulation.start_frame,
-            fps: file.simulation.fps,
-            checkpoint_every: file.output.checkpoint_every,
-        });
+        let stage = StageOptions::for_shot(&scene, &built.model);
+        let mut files = FrameWriter::new(FrameOptions::for_scene(file, out_dir.clone(), stage));
         let settings_json = serde_json::to_value(file)
             .context("cannot encode the settings")
             .map_err(Failure::Run)?;
@@ -329,6 +324,10 @@ impl<'a> Shot<'a> {
                     kind: "run",
                     version: env!("CARGO_PKG_VERSION"),
                     scene: scene.path.display().to_string(),
+                    scene_absolute: std::path::absolute(&scene.path)
+                        .unwrap_or_else(|_| scene.path.clone())
+                        .display()
+                        .to_string(),
                     scene_sha256: &scene.sha256,
                     output_dir: out_dir.display().to_string(),
                     settings: file,
@@ -353,6 +352,10 @@ impl<'a> Shot<'a> {
         files
             .open_run_files(&solver.model.objects, first_index)
             .map_err(Failure::Run)?;
+        if let Some(preview) = &file.output.preview {
+            let shot = PreviewShot::new(&scene, &out_dir, preview, &files.options().stage);
+            files.open_preview(&shot, &solver.model);
+        }
         // The writer thread keeps its own copy of the layouts, needed only for frame files.
         let writes_files = files.options().writes_files();
         let objects = if writes_files {

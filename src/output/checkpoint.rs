@@ -42,8 +42,8 @@ fn file_name(frame: u64) -> String {
 /// A fingerprint of everything that decides the simulation's result: the resolved scene
 /// settings as JSON, except `simulation.frames` (a resumed run may go further),
 /// `simulation.threads` (the result does not depend on it), `gates` (they judge the
-/// result, a resumed run may judge it by others) and `output.keep_checkpoints` (what happens
-/// to these files after the run), plus the scene file's SHA-256 (meshes are read through it).
+/// result, a resumed run may judge it by others), `output.keep_checkpoints` (what happens
+/// to these files after the run) and `output.preview` (pictures of the result), plus the scene file's SHA-256 (meshes are read through it).
 pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8; 32] {
     let mut settings = settings_json.clone();
     if let Some(root) = settings.as_object_mut() {
@@ -51,6 +51,7 @@ pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8
     }
     if let Some(output) = settings.get_mut("output").and_then(|o| o.as_object_mut()) {
         output.remove("keep_checkpoints");
+        output.remove("preview");
     }
     if let Some(simulation) = settings
         .get_mut("simulation")

@@ -13,12 +13,14 @@
 
 use super::durable::write_atomically;
 use super::naming;
-use super::run_files::{self, RunFileOptions, RunFiles};
+use super::preview::{PreviewShot, Previewer};
+use super::run_files::{self, RecordLayout, RunFileOptions, RunFiles};
+use super::stage::StageOptions;
 use super::surface::Surface;
 use super::{obj, ply};
 use crate::mesh::normals::{slot_normals, vertex_normals};
-use crate::model::ObjectLayout;
-use crate::scene::types::{Format, RopeTube, UpAxis};
+use crate::model::{render_name, Model, ObjectLayout};
+use crate::scene::types::{Format, RopeTube, SceneFile, UpAxis};
 use anyhow::Result;
 use glam::DVec3;
 use std::path::PathBuf;
@@ -39,9 +41,28 @@ pub struct FrameOptions {
     pub fps: f64,
     /// Frames between checkpoints: whole-run files are rewritten as often (0: at the end).
     pub checkpoint_every: u64,
+    /// The USD stage's name (the scene file's stem), rope width and moving colliders.
+    pub stage: StageOptions,
 }
 
 impl FrameOptions {
+    /// What a run of the scene `file` writes into `dir`.
+    pub fn for_scene(file: &SceneFile, dir: PathBuf, stage: StageOptions) -> Self {
+        FrameOptions {
+            dir,
+            formats: file.output.formats.clone(),
+            name_template: file.output.name.clone(),
+            normals: file.output.normals,
+            velocities: file.output.velocities,
+            up_axis: file.output.up_axis,
+            rope_tube: file.output.rope_tube.clone(),
+            start_frame: file.simulation.start_frame,
+            fps: file.simulation.fps,
+            checkpoint_every: file.output.checkpoint_every,
+            stage,
+        }
+    }
+
     /// Whether frames have files at all (`--no-output` and `formats = []` write none).
     pub fn writes_files(&self) -> bool {
         !self.formats.is_empty()
@@ -56,9 +77,52 @@ pub struct FrameWriter {
     /// Per object, the bytes that are the same in every frame (topology never changes), for
     /// the formats written.
     constant_parts: Vec<ConstantParts>,
-    /// The whole-run files (MDD, PC2) and their spool, once [`FrameWriter::open_run_files`]
-    /// opened them.
+    /// The whole-run files (MDD, PC2, USD) and their spool, once
+    /// [`FrameWriter::open_run_files`] opened them.
     run_files: Option<RunFiles>,
+    /// Preview images, once [`FrameWriter::open_preview`] set them up.
+    previewer: Option<Previewer>,
+    /// A preview frame's positions of every written mesh, in the written axes.
+    preview_positions: Vec<Vec<[f32; 3]>>,
+}
+
+/// One mesh the writers write: an object's surface, or its render mesh.
+#[derive(Debug, Clone, PartialEq)]
+struct WrittenMesh {
+    /// The object it belongs to.
+    object: usize,
+    /// The name its files carry: the object's, or `<object>_render`.
+    name: String,
+    /// Whether it is the object's render mesh.
+    render: bool,
+}
+
+/// Every written mesh, in order: each object, then its render mesh if it has one.
+fn written_meshes(objects: &[ObjectLayout]) -> Vec<WrittenMesh> {
+    let mut meshes = Vec::new();
+    for (k, object) in objects.iter().enumerate() {
+        let surface = (k, object.name.clone(), false);
+        let render = (object.render.is_some()).then(|| (k, render_name(&object.name), true));
+        for (object, name, render) in std::iter::once(surface).chain(render) {
+            meshes.push(WrittenMesh {
+                object,
+                name,
+                render,
+            });
+        }
+    }
+    meshes
+}
+
+impl WrittenMesh {
+    /// What this mesh's files hold.
+    fn surface(&self, objects: &[ObjectLayout], options: &FrameOptions) -> Surface {
+        let object = &objects[self.object];
+        match &object.render {
+            Some(render) if self.render => Surface::render(render),
+            _ => Surface::new(object, options.rope_tube.as_ref()),
+        }
+    }
 }
 
 /// Per-frame vertex buffers, reused.
@@ -76,9 +140,10 @@ struct Scratch {
     surface_v: Vec<DVec3>,
 }
 
-/// Encoded once per object: OBJ `vt` lines and `f`/`l` elements, PLY header and face/edge
-/// elements. A frame then formats only positions, normals and velocities.
+/// Encoded once per written mesh: OBJ `vt` lines and `f`/`l` elements, PLY header and
+/// face/edge elements. A frame then formats only positions, normals and velocities.
 struct ConstantParts {
+    mesh: WrittenMesh,
     /// The object's `topology_version` these bytes were made for.
     version: u64,
     surface: Surface,
@@ -104,10 +169,15 @@ pub(super) struct VertexData<'a> {
 
 impl VertexData<'_> {
     pub(super) fn axes(&self, v: DVec3) -> [f32; 3] {
-        match self.up_axis {
-            UpAxis::Y => [v.x as f32, v.y as f32, v.z as f32],
-            UpAxis::Z => [v.x as f32, -v.z as f32, v.y as f32],
-        }
+        written_axes(self.up_axis, v)
+    }
+}
+
+/// `v` in the written axes, as `f32`: `up_axis = "z"` writes `(x, −z, y)`.
+pub(super) fn written_axes(up_axis: UpAxis, v: DVec3) -> [f32; 3] {
+    match up_axis {
+        UpAxis::Y => [v.x as f32, v.y as f32, v.z as f32],
+        UpAxis::Z => [v.x as f32, -v.z as f32, v.y as f32],
     }
 }
 
@@ -119,13 +189,36 @@ impl FrameWriter {
             scratch: Scratch::default(),
             constant_parts: Vec::new(),
             run_files: None,
+            previewer: None,
+            preview_positions: Vec::new(),
         }
     }
 
-    /// Every object's written surface, as the whole-run files hold it.
+    /// Every written mesh of `objects`: its name and what its files hold.
+    pub fn written_meshes(&self, objects: &[ObjectLayout]) -> Vec<(String, Surface)> {
+        let meshes = written_meshes(objects).into_iter();
+        meshes
+            .map(|m| {
+                let surface = m.surface(objects, &self.options);
+                (m.name, surface)
+            })
+            .collect()
+    }
+
+    /// Writes a preview image of every frame `shot` asks for (when frames have files).
+    pub fn open_preview(&mut self, shot: &PreviewShot, model: &Model) {
+        if !self.options.writes_files() {
+            return;
+        }
+        let surfaces = self.surfaces(&model.objects);
+        let surfaces: Vec<&Surface> = surfaces.iter().collect();
+        self.previewer = Some(Previewer::new(shot, model, &surfaces));
+    }
+
+    /// Every written mesh's surface, as the whole-run files hold it.
     fn surfaces(&self, objects: &[ObjectLayout]) -> Vec<Surface> {
-        let tube = self.options.rope_tube.as_ref();
-        objects.iter().map(|o| Surface::new(o, tube)).collect()
+        let meshes = written_meshes(objects).into_iter();
+        meshes.map(|m| m.surface(objects, &self.options)).collect()
     }
 
     fn run_file_formats(&self) -> Vec<Format> {
@@ -146,11 +239,15 @@ impl FrameWriter {
             start_frame: self.options.start_frame,
             fps: self.options.fps,
             publish_every: self.options.checkpoint_every,
+            stage: self.options.stage.clone(),
         };
         let surfaces = self.surfaces(objects);
-        let names: Vec<&str> = objects.iter().map(|o| o.name.as_str()).collect();
+        let meshes = written_meshes(objects);
+        let names: Vec<&str> = meshes.iter().map(|m| m.name.as_str()).collect();
         let surfaces: Vec<&Surface> = surfaces.iter().collect();
-        self.run_files = Some(RunFiles::open(options, &names, &surfaces, keep)?);
+        let layouts = self.record_layouts(&surfaces);
+        let files = RunFiles::open(options, &names, &surfaces, &layouts, keep)?;
+        self.run_files = Some(files);
         Ok(())
     }
 
@@ -161,7 +258,15 @@ impl FrameWriter {
             return u64::MAX;
         }
         let surfaces = self.surfaces(objects);
-        run_files::frames_on_disk(&self.options.dir, &surfaces.iter().collect::<Vec<_>>())
+        let layouts = self.record_layouts(&surfaces.iter().collect::<Vec<_>>());
+        run_files::frames_on_disk(&self.options.dir, &layouts)
+    }
+
+    /// What each written mesh's spool records hold.
+    fn record_layouts(&self, surfaces: &[&Surface]) -> Vec<RecordLayout> {
+        let (formats, o) = (self.run_file_formats(), &self.options);
+        let layout = |s: &&Surface| RecordLayout::new(s, &formats, o.velocities, o.normals);
+        surfaces.iter().map(layout).collect()
     }
 
     /// Rewrites the whole-run files with every frame written so far (at the end of a run,
@@ -176,10 +281,11 @@ impl FrameWriter {
         &self.options
     }
 
-    /// Whether every frame file of frame `frame` (each object, each per-frame format) exists.
+    /// Whether every frame file of frame `frame` (each written mesh, each per-frame format)
+    /// exists.
     pub fn frame_on_disk(&self, objects: &[ObjectLayout], frame: u64) -> bool {
-        objects.iter().all(|object| {
-            let stem = naming::render(&self.options.name_template, &object.name, frame);
+        written_meshes(objects).iter().all(|mesh| {
+            let stem = naming::render(&self.options.name_template, &mesh.name, frame);
             let mut formats = self.options.formats.iter().filter(|f| f.per_frame());
             formats.all(|format| {
                 let name = format!("{stem}.{}", format.extension());
@@ -201,15 +307,18 @@ impl FrameWriter {
         if !self.options.writes_files() {
             return Ok(bytes);
         }
-        if self.constant_parts.len() != objects.len() {
-            self.constant_parts = objects
-                .iter()
-                .map(|o| ConstantParts::encode(o, &self.options))
+        let meshes = written_meshes(objects);
+        if self.constant_parts.len() != meshes.len() {
+            self.constant_parts = (meshes.iter().cloned())
+                .map(|m| ConstantParts::encode(m, objects, &self.options))
                 .collect();
         }
-        for (k, object) in objects.iter().enumerate() {
-            if self.constant_parts[k].version != object.topology_version {
-                self.constant_parts[k] = ConstantParts::encode(object, &self.options);
+        for (k, mesh) in meshes.into_iter().enumerate() {
+            let object = &objects[mesh.object];
+            if self.constant_parts[k].version != object.topology_version
+                || self.constant_parts[k].mesh != mesh
+            {
+                self.constant_parts[k] = ConstantParts::encode(mesh, objects, &self.options);
             }
             let constant = &self.constant_parts[k];
             let data = self
@@ -218,13 +327,20 @@ impl FrameWriter {
             if let Some(run_files) = &mut self.run_files {
                 run_files.record(k, &data);
             }
-            let stem = naming::render(&self.options.name_template, &object.name, frame);
+            if self.previewer.as_ref().is_some_and(|p| p.wants(frame)) {
+                self.preview_positions.resize(k + 1, Vec::new());
+                let positions = &mut self.preview_positions[k];
+                positions.clear();
+                positions.extend(data.positions.iter().map(|&p| data.axes(p)));
+            }
+            let name = &constant.mesh.name;
+            let stem = naming::render(&self.options.name_template, name, frame);
             for &format in &self.options.formats {
                 self.buffer.clear();
                 match format {
                     Format::Obj => obj::encode(
                         &mut self.buffer,
-                        &object.name,
+                        name,
                         &data,
                         (&constant.obj_uvs, &constant.obj_elements),
                     ),
@@ -233,7 +349,7 @@ impl FrameWriter {
                         &data,
                         (&constant.ply_header, &constant.ply_elements),
                     ),
-                    Format::Mdd | Format::Pc2 => continue, // spooled above
+                    _ => continue, // whole-run formats: spooled above
                 }
                 let path = self
                     .options
@@ -242,6 +358,9 @@ impl FrameWriter {
                 write_atomically(&path, &self.buffer)?;
                 bytes += self.buffer.len() as u64;
             }
+        }
+        if let Some(previewer) = self.previewer.as_ref().filter(|p| p.wants(frame)) {
+            bytes += previewer.write(frame, &self.preview_positions)?;
         }
         if let Some(run_files) = &mut self.run_files {
             bytes += run_files.end_frame()?;
@@ -288,7 +407,11 @@ impl Scratch {
         } else {
             surface_v.clear();
             surface_v.extend(surface.source.iter().map(|&i| local_v[i as usize]));
-            if let Some(tube) = &surface.tube {
+            if let Some(render) = &surface.carried {
+                let binding = &render.binding;
+                binding.place(local_x, &object.triangles, normals, surface_x);
+                binding.carry(local_v, surface_v);
+            } else if let Some(tube) = &surface.tube {
                 tube.frame(local_x, surface_x, normals);
             } else {
                 surface_x.clear();
@@ -320,8 +443,9 @@ impl Scratch {
 }
 
 impl ConstantParts {
-    fn encode(object: &ObjectLayout, options: &FrameOptions) -> Self {
-        let surface = Surface::new(object, options.rope_tube.as_ref());
+    fn encode(mesh: WrittenMesh, objects: &[ObjectLayout], options: &FrameOptions) -> Self {
+        let surface = mesh.surface(objects, options);
+        let object = &objects[mesh.object];
         let with_normals = options.normals && surface.mesh.face_count() > 0;
         let (obj_uvs, obj_elements) = if options.formats.contains(&Format::Obj) {
             obj::constant(&surface, with_normals)
@@ -329,12 +453,13 @@ impl ConstantParts {
             Default::default()
         };
         let (ply_header, ply_elements) = if options.formats.contains(&Format::Ply) {
-            ply::constant(&object.name, &surface, options, with_normals)
+            ply::constant(&mesh.name, &surface, options, with_normals)
         } else {
             Default::default()
         };
         ConstantParts {
             version: object.topology_version,
+            mesh,
             surface,
             obj_uvs,
             obj_elements,

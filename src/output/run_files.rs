@@ -1,5 +1,5 @@
 //! Whole-run files (SPEC §5): the formats that hold every frame in one file, MDD and PC2
-//! point caches, made from the spool ([`super::spool`]).
+//! point caches and the USD stage, made from the spool ([`super::spool`]).
 //!
 //! Every frame the frame writer hands each written mesh's vertices to [`RunFiles::record`];
 //! [`RunFiles::end_frame`] appends them to the spool and, every `publish_every` frames (the
@@ -13,6 +13,7 @@ use super::durable::write_atomically_with;
 use super::frame::VertexData;
 use super::point_cache::{PointCache, Timing};
 use super::spool::{self, Spool};
+use super::stage::{Stage, StageOptions};
 use super::surface::Surface;
 use crate::scene::types::Format;
 use anyhow::Result;
@@ -28,19 +29,51 @@ pub struct RunFileOptions {
     pub fps: f64,
     /// Rewrite the files every this many frames (the checkpoint interval; 0: only at the end).
     pub publish_every: u64,
+    /// What the USD stage holds besides the spooled meshes (`usd`, `usda`).
+    pub stage: StageOptions,
+}
+
+/// What one spooled frame of a written mesh holds: its vertices' positions, and their
+/// velocities and normals when the stage writes them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecordLayout {
+    pub points: usize,
+    pub velocities: bool,
+    pub normals: bool,
+}
+
+impl RecordLayout {
+    /// The layout of `surface`'s records for these whole-run formats: velocities and normals
+    /// only for the USD stage (point caches hold positions), normals only where it has faces.
+    pub fn new(surface: &Surface, formats: &[Format], velocities: bool, normals: bool) -> Self {
+        let stage = formats
+            .iter()
+            .any(|f| matches!(f, Format::Usd | Format::Usda));
+        RecordLayout {
+            points: surface.vertex_count(),
+            velocities: stage && velocities,
+            normals: stage && normals && surface.mesh.face_count() > 0,
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        12 * self.points as u64 * (1 + self.velocities as u64 + self.normals as u64)
+    }
 }
 
 /// One written mesh as the spool holds it.
 struct SpooledMesh {
     /// The file name stem (the object's name).
     name: String,
-    points: usize,
+    layout: RecordLayout,
 }
 
 /// The spool and the files made from it.
 pub struct RunFiles {
     options: RunFileOptions,
     meshes: Vec<SpooledMesh>,
+    /// The stage's prims, when `usd` or `usda` is asked for.
+    stage: Option<Stage>,
     spool: Spool,
     /// This frame's record of every mesh, filled by [`RunFiles::record`].
     records: Vec<Vec<u8>>,
@@ -49,48 +82,61 @@ pub struct RunFiles {
 }
 
 impl RunFiles {
-    /// Bytes of one spooled frame of each mesh (`surfaces[k]` written as mesh `k`).
-    pub fn record_bytes(surfaces: &[&Surface]) -> Vec<u64> {
-        surfaces
-            .iter()
-            .map(|s| 12 * s.vertex_count() as u64)
-            .collect()
-    }
-
-    /// Opens the spool for meshes `names[k]` written as `surfaces[k]`, keeping its first `keep`
-    /// frames (those before the checkpoint a resumed run continues from; 0 for a new run).
+    /// Opens the spool for meshes `names[k]` written as `surfaces[k]` with records laid out as
+    /// `layouts[k]`, keeping its first `keep` frames (those before the checkpoint a resumed
+    /// run continues from; 0 for a new run).
     pub fn open(
         options: RunFileOptions,
         names: &[&str],
         surfaces: &[&Surface],
+        layouts: &[RecordLayout],
         keep: u64,
     ) -> Result<RunFiles> {
-        let spool = Spool::open(&options.dir, Self::record_bytes(surfaces), keep)?;
+        let bytes = layouts.iter().map(RecordLayout::bytes).collect();
+        let spool = Spool::open(&options.dir, bytes, keep)?;
         let meshes = names
             .iter()
-            .zip(surfaces)
-            .map(|(name, surface)| SpooledMesh {
+            .zip(layouts)
+            .map(|(name, &layout)| SpooledMesh {
                 name: name.to_string(),
-                points: surface.vertex_count(),
+                layout,
             })
             .collect();
+        let stage = options
+            .formats
+            .iter()
+            .any(|f| matches!(f, Format::Usd | Format::Usda))
+            .then(|| Stage::new(&options.stage, names, surfaces, layouts));
         Ok(RunFiles {
             options,
             meshes,
+            stage,
             spool,
             records: vec![Vec::new(); names.len()],
             published: keep,
         })
     }
 
-    /// Sets mesh `k`'s record for this frame: its positions in the written axes.
+    /// Sets mesh `k`'s record for this frame: its positions in the written axes, then the
+    /// velocities and normals its layout holds.
     pub(super) fn record(&mut self, k: usize, data: &VertexData) {
+        let layout = self.meshes[k].layout;
         let record = &mut self.records[k];
         record.clear();
-        for &p in data.positions {
-            for c in data.axes(p) {
-                record.extend_from_slice(&c.to_le_bytes());
+        let mut push = |values: &[glam::DVec3]| {
+            for &v in values {
+                for c in data.axes(v) {
+                    record.extend_from_slice(&c.to_le_bytes());
+                }
             }
+        };
+        push(data.positions);
+        let zeros = vec![glam::DVec3::ZERO; layout.points];
+        if layout.velocities {
+            push(data.velocities.unwrap_or(&zeros));
+        }
+        if layout.normals {
+            push(data.normals.unwrap_or(&zeros));
         }
     }
 
@@ -117,17 +163,21 @@ impl RunFiles {
             fps: self.options.fps,
         };
         let mut bytes = 0;
-        for &format in &self.options.formats {
+        for format in self.options.formats.clone() {
             let cache = match format {
                 Format::Mdd => PointCache::Mdd,
                 Format::Pc2 => PointCache::Pc2,
+                Format::Usd | Format::Usda => {
+                    bytes += self.publish_stage(format)?;
+                    continue;
+                }
                 Format::Obj | Format::Ply => continue,
             };
             for (k, mesh) in self.meshes.iter().enumerate() {
                 let path = self.options.dir.join(file_name(&mesh.name, format));
                 let spool = &mut self.spool;
                 write_atomically_with(&path, |out| {
-                    cache.write(out, spool, k, mesh.points, &timing)
+                    cache.write(out, spool, k, mesh.layout.points, &timing)
                 })?;
                 bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
             }
@@ -135,14 +185,27 @@ impl RunFiles {
         self.published = self.spool.frames();
         Ok(bytes)
     }
+
+    /// Rewrites the stage `DIR/<stage name>.usdc` (or `.usda`) from the spool.
+    fn publish_stage(&mut self, format: Format) -> Result<u64> {
+        let Some(stage) = &self.stage else {
+            return Ok(0);
+        };
+        let bytes = stage.encode(&mut self.spool, format == Format::Usd)?;
+        let name = file_name(&self.options.stage.name, format);
+        write_atomically_with(&self.options.dir.join(name), |out| out.write_all(&bytes))?;
+        Ok(bytes.len() as u64)
+    }
 }
 
-/// The file of mesh `name` in a whole-run `format`: `<name>.mdd`, `<name>.pc2`.
+/// The file of mesh (or stage) `name` in a whole-run `format`: `<name>.mdd`, `<name>.pc2`,
+/// `<name>.usdc`, `<name>.usda`.
 pub fn file_name(name: &str, format: Format) -> String {
     format!("{name}.{}", format.extension())
 }
 
-/// How many whole frames the spool of `dir` holds for these meshes.
-pub fn frames_on_disk(dir: &Path, surfaces: &[&Surface]) -> u64 {
-    spool::frames_on_disk(dir, &RunFiles::record_bytes(surfaces))
+/// How many whole frames the spool of `dir` holds for meshes with these layouts.
+pub fn frames_on_disk(dir: &Path, layouts: &[RecordLayout]) -> u64 {
+    let bytes: Vec<u64> = layouts.iter().map(RecordLayout::bytes).collect();
+    spool::frames_on_disk(dir, &bytes)
 }

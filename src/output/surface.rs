@@ -8,6 +8,8 @@
 //!   uses, which importers drop, shifting indices (and then OBJ and PLY of one frame disagree).
 //! - A rope with `output.rope_tube`: the tube of [`crate::mesh::tube`], every tube vertex
 //!   following the rope vertex it rings.
+//! - An object's render mesh ([`crate::model::RenderMesh`], written as `<object>_render`): its
+//!   own topology, UVs and smoothing, its vertices placed by the binding from the object's.
 //!
 //! Per-vertex data (positions, velocities, PLY `id`) goes through [`Surface::source`], so it
 //! follows whatever vertices are kept, dropped or repeated.
@@ -15,8 +17,9 @@
 use crate::mesh::normals::NormalSlots;
 use crate::mesh::tube::Tube;
 use crate::mesh::{CornerUvs, Mesh};
-use crate::model::ObjectLayout;
+use crate::model::{ObjectLayout, RenderMesh};
 use crate::scene::types::RopeTube;
+use std::sync::Arc;
 
 /// An object's output topology (constant until the object tears).
 #[derive(Debug, Clone)]
@@ -35,6 +38,8 @@ pub struct Surface {
     pub slots: Option<NormalSlots>,
     /// Present when the object is written as a rope tube: positions and normals come from it.
     pub tube: Option<Tube>,
+    /// Present for a render mesh: positions and velocities come through its binding.
+    pub carried: Option<Arc<RenderMesh>>,
 }
 
 impl Surface {
@@ -92,6 +97,29 @@ impl Surface {
             mesh,
             slots,
             tube: None,
+            carried: None,
+        }
+    }
+
+    /// An object's render mesh: the fine mesh's own topology, UVs and smoothing.
+    pub fn render(render: &Arc<RenderMesh>) -> Self {
+        let fine = &render.mesh;
+        let mesh = Mesh {
+            positions: Vec::new(),
+            warnings: Vec::new(),
+            ..fine.clone()
+        };
+        let slots = (fine.corner_smoothing.as_ref())
+            .filter(|classes| classes.len() == fine.face_indices.len())
+            .map(|classes| NormalSlots::new(&fine.face_indices, classes));
+        Surface {
+            source: Vec::new(),
+            identity: false,
+            ids: None,
+            mesh,
+            slots,
+            tube: None,
+            carried: Some(render.clone()),
         }
     }
 
@@ -114,11 +142,15 @@ impl Surface {
             mesh,
             slots: None,
             tube: Some(tube),
+            carried: None,
         }
     }
 
     pub fn vertex_count(&self) -> usize {
-        self.source.len()
+        match &self.carried {
+            Some(render) => render.binding.len(),
+            None => self.source.len(),
+        }
     }
 }
 
@@ -169,6 +201,7 @@ mod tests {
             pivot: glam::DVec3::ZERO,
             rest_volume: None,
             count_self_intersections: false,
+            render: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! allocated; problems name the object's key path.
 
 use super::load::LoadedScene;
+use super::render_mesh;
 use super::types::{self, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind};
 use crate::animation::{Animation, Key};
 use crate::collision::{Collider, MeshGeometry, Shape};
@@ -166,6 +167,8 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             rest_volume: None,
             count_self_intersections: object.self_collision
                 || (file.gates.self_intersections.is_some() && !triangles.is_empty()),
+            render: render_mesh::bind(object, &scene.base_dir, &mesh, &triangles)
+                .with_context(|| key.clone())?,
             triangles,
             topology: mesh,
         });
@@ -479,16 +482,16 @@ pub fn human_bytes(bytes: u64) -> String {
 
 /// What a mesh file is read for, which decides the formats it may have.
 #[derive(Clone, Copy, PartialEq)]
-enum MeshUse {
+pub(super) enum MeshUse {
     /// A simulated object: OBJ, PLY or TetGen.
     Object,
-    /// A collider: a surface, OBJ or PLY.
-    Collider,
+    /// A collider or a render mesh: a surface, OBJ or PLY.
+    Surface,
 }
 
 /// Reads the mesh file `name` (relative to `base_dir`) by its extension. A file larger than
 /// the memory available is refused before it is read: the readers hold a file's text whole.
-fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
+pub(super) fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
     let path = base_dir.join(name);
     let extension = path
         .extension()
@@ -499,7 +502,7 @@ fn read_mesh(base_dir: &Path, name: &str, purpose: MeshUse) -> Result<Mesh> {
         (Some("ply"), _) => ply::read_ply,
         (Some("node"), MeshUse::Object) => tetgen::read_tetgen,
         (_, MeshUse::Object) => bail!("`{}` is not .obj, .ply or a TetGen .node", quoted(name)),
-        (_, MeshUse::Collider) => bail!("`{}` is neither .obj nor .ply", quoted(name)),
+        (_, MeshUse::Surface) => bail!("`{}` is neither .obj nor .ply", quoted(name)),
     };
     // A TetGen mesh is two files. A missing file is left to the reader, which names it.
     let files = [path.clone(), path.with_extension("ele")];
@@ -567,7 +570,7 @@ fn geometry(object: &Object, base_dir: &Path) -> Result<Mesh> {
 pub use crate::animation::rotation;
 
 /// Scale, then rotate, then translate the rest geometry.
-fn place(mesh: &mut Mesh, object: &Object) {
+pub(super) fn place(mesh: &mut Mesh, object: &Object) {
     let scale = DVec3::from_array(object.scale.axes());
     let rotate = rotation(object.rotate);
     let translate = DVec3::from_array(object.translate);
@@ -736,7 +739,7 @@ fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animatio
 /// is held in memory: once the first is read, the sequence is refused if its frames would not
 /// fit in the memory available.
 fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Result<MeshGeometry> {
-    let read = |name: &str| read_mesh(base_dir, name, MeshUse::Collider);
+    let read = |name: &str| read_mesh(base_dir, name, MeshUse::Surface);
     let mut frames: Vec<Vec<DVec3>> = Vec::new();
     let mut triangles = Vec::new();
     if template.contains("{frame") {

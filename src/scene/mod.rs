@@ -4,5 +4,6 @@
 pub mod build;
 pub mod inputs;
 pub mod load;
+pub mod render_mesh;
 pub mod types;
 pub mod validate;

@@ -78,6 +78,29 @@ pub struct Output {
     /// Write every rope (an object of line segments only) as a tube mesh.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rope_tube: Option<RopeTube>,
+    /// Preview PNGs every few frames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<Preview>,
+}
+
+/// `output.preview`: a PNG of the shot every `every` frames (`src/output/preview.rs`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preview {
+    /// Frames between previews (the first frame always has one).
+    #[serde(default = "default_preview_every")]
+    pub every: u64,
+    /// Width and height in pixels.
+    #[serde(default = "default_preview_size")]
+    pub size: [u64; 2],
+}
+
+fn default_preview_every() -> u64 {
+    1
+}
+
+fn default_preview_size() -> [u64; 2] {
+    [640, 360]
 }
 
 /// `output.rope_tube`: the tube a rope is written as (`src/mesh/tube.rs`).
@@ -118,6 +141,7 @@ impl Default for Output {
             checkpoint_every: 10,
             keep_checkpoints: false,
             rope_tube: None,
+            preview: None,
         }
     }
 }
@@ -129,6 +153,10 @@ impl Default for Output {
 pub enum Format {
     Obj,
     Ply,
+    /// One binary USD stage for the whole run, `DIR/<scene stem>.usdc`.
+    Usd,
+    /// The same stage as text, `DIR/<scene stem>.usda`.
+    Usda,
     /// One big-endian MDD point cache per object, `DIR/<object>.mdd`.
     Mdd,
     /// One little-endian PC2 point cache per object, `DIR/<object>.pc2`.
@@ -136,11 +164,13 @@ pub enum Format {
 }
 
 impl Format {
-    /// The file name extension.
+    /// The file name extension (`usd` writes `.usdc`).
     pub fn extension(self) -> &'static str {
         match self {
             Format::Obj => "obj",
             Format::Ply => "ply",
+            Format::Usd => "usdc",
+            Format::Usda => "usda",
             Format::Mdd => "mdd",
             Format::Pc2 => "pc2",
         }
@@ -148,7 +178,10 @@ impl Format {
 
     /// The name in `output.formats` and `--format`.
     pub fn name(self) -> &'static str {
-        self.extension()
+        match self {
+            Format::Usd => "usd",
+            other => other.extension(),
+        }
     }
 
     /// One file per object per frame (OBJ, PLY); the others hold every frame in one file.
@@ -226,6 +259,9 @@ pub struct Object {
     pub collide: bool,
     #[serde(default)]
     pub self_collision: bool,
+    /// A finer mesh (OBJ or PLY) carried by this surface and written as `<name>_render`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render_mesh: Option<String>,
 }
 
 fn yes() -> bool {

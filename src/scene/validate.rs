@@ -239,7 +239,13 @@ fn output(scene: &SceneFile, report: &mut Report) {
             );
         }
     }
-    let names: Vec<&str> = scene.objects.iter().map(|o| o.name.as_str()).collect();
+    let render_names: Vec<String> = (scene.objects.iter())
+        .filter(|o| o.render_mesh.is_some())
+        .map(|o| crate::model::render_name(&o.name))
+        .collect();
+    let names: Vec<&str> = (scene.objects.iter().map(|o| o.name.as_str()))
+        .chain(render_names.iter().map(String::as_str))
+        .collect();
     let first = scene.simulation.start_frame;
     let last = first.saturating_add(scene.simulation.frames.max(1) - 1);
     if let Err(message) = naming::check_names(&out.name, &names, first, last) {
@@ -255,6 +261,12 @@ fn output(scene: &SceneFile, report: &mut Report) {
         rope_tube(tube, scene, report);
     }
     run_files(scene, report);
+    if let Some(preview) = &out.preview {
+        let max = crate::output::preview::MAX_SIZE as u64;
+        in_range(report, "output.preview.every", preview.every, 1, 1_000_000);
+        in_range(report, "output.preview.size[0]", preview.size[0], 16, max);
+        in_range(report, "output.preview.size[1]", preview.size[1], 16, max);
+    }
 }
 
 /// Whole-run formats (MDD, PC2): one file per object named after it, and a constant vertex
@@ -528,6 +540,27 @@ fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Rep
                 report.error(
                     format!("{key}.stretch.tear_strain"),
                     format!("tearing works on surfaces and ropes, not with `{kind}`"),
+                );
+            }
+        }
+    }
+    if object.render_mesh.is_some() {
+        let kinds = [
+            ("rope", object.rope.is_some()),
+            ("tets", object.tets.is_some()),
+            (
+                "stretch.tear_strain",
+                object
+                    .stretch
+                    .as_ref()
+                    .is_some_and(|s| s.tear_strain.is_some()),
+            ),
+        ];
+        for (kind, on) in kinds {
+            if on {
+                report.error(
+                    format!("{key}.render_mesh"),
+                    format!("a render mesh rides on a surface's triangles, which `{kind}` does not keep"),
                 );
             }
         }

@@ -1,6 +1,6 @@
 //! Whole-run files (SPEC §5): MDD and PC2 point caches hold the OBJ frames' positions, a
-//! killed run leaves whole files of the frames up to its checkpoint, and a resumed run ends
-//! with the bytes of an uninterrupted one.
+//! killed run leaves whole point caches and a readable USD stage of the frames up to its
+//! checkpoint, and a resumed run ends with the bytes of an uninterrupted one.
 
 use crate::common::*;
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ const FLAG: &str = r#"
 frames = 24
 substeps = 10
 [output]
-formats = ["obj", "mdd", "pc2"]
+formats = ["obj", "mdd", "pc2", "usd"]
 checkpoint_every = 4
 normals = true
 [[object]]
@@ -176,6 +176,13 @@ fn a_killed_run_leaves_whole_point_caches_and_resumes_to_the_same_bytes() {
     assert_eq!(last, obj_f32(&out.join(format!("flag.{frames:04}.obj"))));
     let pc2 = std::fs::read(out.join("flag.pc2")).unwrap();
     assert_eq!(pc2_frame(&pc2, 0).0 % 4, 0);
+    // The stage too: readable, ending at a checkpoint's frame.
+    let stage = crate::usd_stage::read_stage(&out.join("scene.usdc"));
+    let end = crate::usd_stage::metadata(&stage, "endTimeCode");
+    assert!(
+        (end as u64).is_multiple_of(4) && end < 40.0,
+        "endTimeCode {end}"
+    );
 
     let resumed = run(&["--resume", "--threads", "1"]).output().unwrap();
     assert!(
