@@ -138,9 +138,10 @@ fn collider_bytes(model: &Model) -> usize {
 /// waiting, one recycled), its copy of the layouts, and per written vertex what each format
 /// encodes.
 /// The USD stage per written vertex and frame: the whole stage is built in memory when it is
-/// rewritten (points, velocities, normals as `f32` in the layer, and the encoded bytes; measured,
-/// docs/benchmarks.md "Memory").
-const USD_BYTES_PER_VERTEX_FRAME: usize = 80;
+/// rewritten (points, velocities, normals as `f32` in the openusd layer, its copy while
+/// encoding, and the encoded bytes). Measured: cloth-256 for 40 frames as `usd` peaks at 291 MiB,
+/// 94 bytes per vertex and frame above the same run's model (docs/benchmarks.md "Writers").
+const USD_BYTES_PER_VERTEX_FRAME: usize = 90;
 
 /// A point cache (MDD, PC2) per written vertex: the frame's spool record and the surface
 /// kept for it (measured, docs/benchmarks.md "Memory").

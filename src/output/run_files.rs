@@ -2,12 +2,18 @@
 //! point caches and the USD stage, made from the spool ([`super::spool`]).
 //!
 //! Every frame the frame writer hands each written mesh's vertices to [`RunFiles::record`];
-//! [`RunFiles::end_frame`] appends them to the spool and, every `publish_every` frames (the
-//! checkpoint interval) rewrites the files crash-safely from it; [`RunFiles::publish`] does it
-//! once more when the run ends, however it ends. So a file under its final name is always
-//! whole, a killed run leaves files holding the frames up to its last checkpoint, and a
+//! [`RunFiles::end_frame`] appends them to the spool and rewrites the files crash-safely from
+//! it at the checkpoints `c·2^k` frames in (`c` = `publish_every`, the checkpoint interval:
+//! after `c`, `2c`, `4c`, `8c`, … frames); [`RunFiles::publish`] does it once more when the run
+//! ends, however it ends. So a file under its final name is always whole, a killed run leaves
+//! files holding at least half of the frames it had done (those up to a checkpoint), and a
 //! resumed run (which cuts the spool back to its checkpoint) ends with the same bytes as an
 //! uninterrupted one.
+//!
+//! Why doubling: a rewrite costs as much as the frames so far, so rewriting at every
+//! checkpoint costs O(n²/c) frame encodes over a run of `n` frames (a 120-frame run with
+//! checkpoints every 10: 780 frame encodes, 6.5 per frame). At doubling intervals the rewrites
+//! sum to less than 2n, whatever the length of the shot.
 
 use super::durable::write_atomically_with;
 use super::frame::VertexData;
@@ -27,7 +33,8 @@ pub struct RunFileOptions {
     pub formats: Vec<Format>,
     pub start_frame: u64,
     pub fps: f64,
-    /// Rewrite the files every this many frames (the checkpoint interval; 0: only at the end).
+    /// The checkpoint interval: the files are rewritten after 1, 2, 4, 8, … intervals (0: only
+    /// at the end).
     pub publish_every: u64,
     /// What the USD stage holds besides the spooled meshes (`usd`, `usda`).
     pub stage: StageOptions,
@@ -140,12 +147,12 @@ impl RunFiles {
         }
     }
 
-    /// Appends the frame's records to the spool, and rewrites the files when a checkpoint
-    /// interval is full. Returns the bytes of files written.
+    /// Appends the frame's records to the spool, and rewrites the files at the checkpoints
+    /// `c·2^k` frames in (see the module notes). Returns the bytes of files written.
     pub fn end_frame(&mut self) -> Result<u64> {
         self.spool.append(&self.records)?;
-        let every = self.options.publish_every;
-        if every > 0 && self.spool.frames().is_multiple_of(every) {
+        let (frames, every) = (self.spool.frames(), self.options.publish_every);
+        if every > 0 && frames.is_multiple_of(every) && (frames / every).is_power_of_two() {
             return self.publish();
         }
         Ok(0)

@@ -4,9 +4,10 @@
 //!
 //! A whole-run file holds every frame, so it cannot be written frame by frame under its final
 //! name and stay whole (SPEC §3). Instead each frame is appended to the spool as one fixed-size
-//! record, and the run's files are rewritten from the spool, crash-safely, at every checkpoint
-//! and when the run ends ([`super::run_files`]). A killed run leaves files holding the frames up
-//! to its last checkpoint; `--resume` cuts the spool back to the checkpoint it continues from,
+//! record, and the run's files are rewritten from the spool, crash-safely, at checkpoints (after
+//! 1, 2, 4, … intervals) and when the run ends ([`super::run_files`]). A killed run leaves files
+//! holding the frames up to such a checkpoint; `--resume` cuts the spool back to the checkpoint
+//! it continues from,
 //! so the finished files are byte-identical to an uninterrupted run's.
 //!
 //! A record is the mesh's output vertices in the written axes as little-endian `f32`:
