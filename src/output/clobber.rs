@@ -1,12 +1,15 @@
 //! Refuses a run whose output would replace one of its own inputs: `dir = "."` with
 //! `stats = "scene.toml"` wrote the stats log over the scene, and an object `c` read from
 //! `c.0001.obj` had its mesh replaced by frame 1 (issue 12). Checked before anything is
-//! written, for every file the run may write in the output directory: frame files and their
-//! temporaries, the stats log and its temporary, the write probe, and anything under
-//! `checkpoints/` (removed when the run ends).
+//! written, for every file the run may write in the output directory: frame files (render
+//! meshes' too) and their temporaries, whole-run files (MDD, PC2, the USD stage), the stats log
+//! and its temporary, the write probe, and anything under `checkpoints/` (removed when the run
+//! ends) or `preview/`.
 
 use super::durable::{temporary_name, WRITE_PROBE};
 use super::naming::{self, CHECKPOINT_DIRECTORY};
+use super::preview::PREVIEW_DIRECTORY;
+use super::run_files::file_name;
 use crate::quote::shown_path;
 use crate::scene::inputs::input_files;
 use crate::scene::load::LoadedScene;
@@ -19,22 +22,32 @@ struct OutputNames<'a> {
     dir: &'a Path,
     stats: &'a str,
     template: &'a str,
-    objects: Vec<&'a str>,
+    /// Every written mesh: the objects, and `<object>_render` for their render meshes.
+    objects: Vec<String>,
     formats: &'a [Format],
+    /// The USD stage's file name stem (the scene file's).
+    stage: String,
     first_frame: u64,
     last_frame: u64,
 }
 
 impl<'a> OutputNames<'a> {
-    /// What a run of `scene` writes into `dir`.
-    fn new(scene: &'a SceneFile, dir: &'a Path) -> Self {
+    /// What a run of `scene` (read from a file of stem `stage`) writes into `dir`.
+    fn new(scene: &'a SceneFile, stage: String, dir: &'a Path) -> Self {
         let simulation = &scene.simulation;
+        let mut objects: Vec<String> = scene.objects.iter().map(|o| o.name.clone()).collect();
+        objects.extend(
+            (scene.objects.iter())
+                .filter(|o| o.render_mesh.is_some())
+                .map(|o| crate::model::render_name(&o.name)),
+        );
         OutputNames {
             dir,
             stats: &scene.output.stats,
             template: &scene.output.name,
-            objects: scene.objects.iter().map(|o| o.name.as_str()).collect(),
+            objects,
             formats: &scene.output.formats,
+            stage,
             first_frame: simulation.start_frame,
             last_frame: simulation
                 .start_frame
@@ -45,7 +58,11 @@ impl<'a> OutputNames<'a> {
 
 /// An error naming the first file `scene` reads that a run of it into `dir` would replace.
 pub fn refuse_writing_over_inputs(scene: &LoadedScene, dir: &Path) -> Result<()> {
-    refuse_writing_over(&OutputNames::new(&scene.file, dir), &input_files(scene))
+    let stage = (scene.path.file_stem()).map_or("scene".into(), |s| s.to_string_lossy().into());
+    refuse_writing_over(
+        &OutputNames::new(&scene.file, stage, dir),
+        &input_files(scene),
+    )
 }
 
 /// An error naming the first input that one of the run's output files would replace.
@@ -59,6 +76,7 @@ fn refuse_writing_over(outputs: &OutputNames, inputs: &[PathBuf]) -> Result<()> 
         return Ok(());
     };
     let checkpoints = dir.join(CHECKPOINT_DIRECTORY);
+    let previews = dir.join(PREVIEW_DIRECTORY);
     for input in inputs {
         let (Some(parent), Some(name)) = (input.parent(), input.file_name()) else {
             continue;
@@ -73,6 +91,8 @@ fn refuse_writing_over(outputs: &OutputNames, inputs: &[PathBuf]) -> Result<()> 
         };
         let replaced = if parent.starts_with(&checkpoints) {
             Some("the checkpoints, which are removed when the run ends")
+        } else if parent.starts_with(&previews) {
+            Some("in the preview images' folder")
         } else if parent == dir {
             written_as(outputs, &name.to_string_lossy())
         } else {
@@ -94,16 +114,26 @@ fn written_as(outputs: &OutputNames, name: &str) -> Option<&'static str> {
     if name == outputs.stats || name == temporary_name(outputs.stats) {
         return Some("the stats log (output.stats)");
     }
-    if name == CHECKPOINT_DIRECTORY || name == WRITE_PROBE {
+    if name == CHECKPOINT_DIRECTORY || name == WRITE_PROBE || name == PREVIEW_DIRECTORY {
         return Some("a file the run writes");
     }
     let name = name
         .strip_prefix('.')
         .and_then(|n| n.strip_suffix(".tmp"))
         .unwrap_or(name);
-    let stem = outputs
-        .formats
-        .iter()
+    for format in outputs.formats.iter().filter(|f| !f.per_frame()) {
+        let stage = matches!(format, Format::Usd | Format::Usda);
+        let mut stems = outputs.objects.iter().map(String::as_str);
+        let hit = if stage {
+            name == file_name(&outputs.stage, *format)
+        } else {
+            stems.any(|o| name == file_name(o, *format))
+        };
+        if hit {
+            return Some("a whole-run file of this run (MDD, PC2 or USD)");
+        }
+    }
+    let stem = (outputs.formats.iter().filter(|f| f.per_frame()))
         .find_map(|f| name.strip_suffix(&format!(".{}", f.extension())))?;
     let frames = candidate_frames(stem)
         .into_iter()
@@ -161,8 +191,9 @@ mod tests {
             dir: dir.path(),
             stats: "stats.jsonl",
             template: "{object}.{frame:04}",
-            objects: vec!["c", "d7"],
-            formats: &[Format::Obj, Format::Ply],
+            objects: vec!["c".into(), "d7".into(), "c_render".into()],
+            formats: &[Format::Obj, Format::Ply, Format::Mdd, Format::Usd],
+            stage: "shot".into(),
             first_frame: 1,
             last_frame: 48,
         };
@@ -174,8 +205,13 @@ mod tests {
             "d7.0048.ply",
             ".c.0010.obj.tmp",
             "checkpoints/frame.bin",
+            "c_render.0002.obj",
+            "d7.mdd",
+            "shot.usdc",
+            "preview/shot.0001.png",
         ] {
             std::fs::create_dir_all(dir.path().join("checkpoints")).unwrap();
+            std::fs::create_dir_all(dir.path().join("preview")).unwrap();
             assert!(refused(name), "{name}");
         }
         for name in [
@@ -184,6 +220,8 @@ mod tests {
             "e.0001.obj",
             "c.001.obj",
             "scene.toml",
+            "c.pc2",
+            "shot.usda",
         ] {
             assert!(!refused(name), "{name}");
         }

@@ -130,20 +130,25 @@ impl RunFiles {
         let layout = self.meshes[k].layout;
         let record = &mut self.records[k];
         record.clear();
-        let mut push = |values: &[glam::DVec3]| {
+        let push = |record: &mut Vec<u8>, values: &[glam::DVec3]| {
             for &v in values {
                 for c in data.axes(v) {
                     record.extend_from_slice(&c.to_le_bytes());
                 }
             }
         };
-        push(data.positions);
-        let zeros = vec![glam::DVec3::ZERO; layout.points];
-        if layout.velocities {
-            push(data.velocities.unwrap_or(&zeros));
-        }
-        if layout.normals {
-            push(data.normals.unwrap_or(&zeros));
+        push(record, data.positions);
+        // The layout follows the same options as the vertex data, so both are there; a
+        // missing one would still keep the record's size (zeros).
+        for (wanted, values) in [
+            (layout.velocities, data.velocities),
+            (layout.normals, data.normals),
+        ] {
+            match values {
+                Some(values) if wanted => push(record, values),
+                None if wanted => record.resize(record.len() + 12 * layout.points, 0),
+                _ => {}
+            }
         }
     }
 

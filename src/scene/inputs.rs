@@ -12,7 +12,8 @@ use std::path::PathBuf;
 pub fn input_files(scene: &LoadedScene) -> Vec<PathBuf> {
     let file = &scene.file;
     let mut inputs = vec![scene.path.clone()];
-    for mesh in file.objects.iter().filter_map(|o| o.mesh.as_deref()) {
+    let meshes = (file.objects.iter()).flat_map(|o| [o.mesh.as_deref(), o.render_mesh.as_deref()]);
+    for mesh in meshes.flatten() {
         let path = scene.base_dir.join(mesh);
         if path.extension().is_some_and(|e| e == "node") {
             inputs.push(path.with_extension("ele"));
