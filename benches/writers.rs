@@ -41,6 +41,7 @@ fn main() {
             start_frame: 0,
             fps: 24.0,
             checkpoint_every: 10,
+            frames: frames + 1,
             stage: StageOptions {
                 name: "cloth-256".into(),
                 fps: 24.0,

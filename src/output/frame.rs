@@ -39,8 +39,11 @@ pub struct FrameOptions {
     /// The first frame's number and the frame rate (whole-run files record times).
     pub start_frame: u64,
     pub fps: f64,
-    /// Frames between checkpoints: whole-run files are rewritten as often (0: at the end).
+    /// Frames between checkpoints: whole-run files are rewritten at some of them (0: at the
+    /// end).
     pub checkpoint_every: u64,
+    /// Frames in the whole shot (`simulation.frames`).
+    pub frames: u64,
     /// The USD stage's name (the scene file's stem), rope width and moving colliders.
     pub stage: StageOptions,
 }
@@ -59,6 +62,7 @@ impl FrameOptions {
             start_frame: file.simulation.start_frame,
             fps: file.simulation.fps,
             checkpoint_every: file.output.checkpoint_every,
+            frames: file.simulation.frames,
             stage,
         }
     }
@@ -239,6 +243,7 @@ impl FrameWriter {
             start_frame: self.options.start_frame,
             fps: self.options.fps,
             publish_every: self.options.checkpoint_every,
+            shot_frames: self.options.frames,
             stage: self.options.stage.clone(),
         };
         let surfaces = self.surfaces(objects);

@@ -4,16 +4,18 @@
 //! Every frame the frame writer hands each written mesh's vertices to [`RunFiles::record`];
 //! [`RunFiles::end_frame`] appends them to the spool and rewrites the files crash-safely from
 //! it at the checkpoints `c·2^k` frames in (`c` = `publish_every`, the checkpoint interval:
-//! after `c`, `2c`, `4c`, `8c`, … frames); [`RunFiles::publish`] does it once more when the run
-//! ends, however it ends. So a file under its final name is always whole, a killed run leaves
-//! files holding at least half of the frames it had done (those up to a checkpoint), and a
-//! resumed run (which cuts the spool back to its checkpoint) ends with the same bytes as an
-//! uninterrupted one.
+//! after `c`, `2c`, `4c`, `8c`, … frames) that lie in the first half of the shot;
+//! [`RunFiles::publish`] does it once more when the run ends, however it ends. So a file under
+//! its final name is always whole, a killed run leaves files holding the frames up to such a
+//! checkpoint (at least half of the frames done in the first half of the shot, at least a
+//! quarter of the shot after it), and a resumed run (which cuts the spool back to its
+//! checkpoint) ends with the same bytes as an uninterrupted one.
 //!
-//! Why doubling: a rewrite costs as much as the frames so far, so rewriting at every
-//! checkpoint costs O(n²/c) frame encodes over a run of `n` frames (a 120-frame run with
-//! checkpoints every 10: 780 frame encodes, 6.5 per frame). At doubling intervals the rewrites
-//! sum to less than 2n, whatever the length of the shot.
+//! Why: a rewrite costs as much as the frames so far, so rewriting at every checkpoint costs
+//! O(n²/c) frame encodes over a run of `n` frames (a 120-frame run with checkpoints every 10:
+//! 780, 6.5 per frame). Doubling intervals in the first half sum to at most `n`, so with the
+//! final rewrite a frame is encoded at most twice, whatever the length of the shot (120
+//! frames: after 10, 20 and 40, then 120; 1.6 encodes per frame).
 
 use super::durable::write_atomically_with;
 use super::frame::VertexData;
@@ -36,6 +38,8 @@ pub struct RunFileOptions {
     /// The checkpoint interval: the files are rewritten after 1, 2, 4, 8, … intervals (0: only
     /// at the end).
     pub publish_every: u64,
+    /// Frames in the whole shot (`simulation.frames`): rewrites stop at its half.
+    pub shot_frames: u64,
     /// What the USD stage holds besides the spooled meshes (`usd`, `usda`).
     pub stage: StageOptions,
 }
@@ -153,11 +157,14 @@ impl RunFiles {
     }
 
     /// Appends the frame's records to the spool, and rewrites the files at the checkpoints
-    /// `c·2^k` frames in (see the module notes). Returns the bytes of files written.
+    /// `c·2^k` frames in, in the first half of the shot (see the module notes). Returns the bytes of files written.
     pub fn end_frame(&mut self) -> Result<u64> {
         self.spool.append(&self.records)?;
         let (frames, every) = (self.spool.frames(), self.options.publish_every);
-        if every > 0 && frames.is_multiple_of(every) && (frames / every).is_power_of_two() {
+        let first_half = frames.saturating_mul(2) <= self.options.shot_frames;
+        let doubling =
+            every > 0 && frames.is_multiple_of(every) && (frames / every).is_power_of_two();
+        if doubling && first_half {
             return self.publish();
         }
         Ok(0)
