@@ -517,6 +517,10 @@ impl<'a> Shot<'a> {
         // Checked after the writer is done: frames and stats in a deleted folder are lost,
         // whatever the writer managed (never exit 0 without them).
         folder_lock.still_in_place().map_err(Failure::Run)?;
+        let write_error = report.error.as_ref().or(checkpoint_error.as_ref());
+        if let Some(lost) = write_error.and_then(|e| folder_lock.lost_during_run(e)) {
+            return Err(Failure::Run(lost));
+        }
         if let Some(error) = unencodable {
             return Err(Failure::Run(error));
         }

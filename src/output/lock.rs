@@ -75,6 +75,24 @@ impl FolderLock {
             shown_path(&self.path)
         )
     }
+
+    /// The run's error when a write failed because what it wrote into was missing: the
+    /// output directory (or a folder in it) was being deleted while the run wrote, even if
+    /// the deletion has not finished when this is asked (`still_in_place` then still passes).
+    /// `None` for other errors.
+    pub fn lost_during_run(&self, error: &anyhow::Error) -> Option<anyhow::Error> {
+        let missing = error.chain().any(|e| {
+            e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+        });
+        missing.then(|| {
+            anyhow::anyhow!(
+                "the output directory {} (or a folder in it) was deleted or replaced during the \
+                 run: {error:#}",
+                shown_path(&self.path)
+            )
+        })
+    }
 }
 
 /// Who holds the folder, from the `run` record its stats log starts with (a resumed run's
