@@ -26,23 +26,22 @@
 //! as a minimum over the threads' shares, so it does not depend on the thread count.
 
 mod contact_stages;
+mod xpbd_stages;
 
-use super::colouring::ConstraintBlock;
+use xpbd_stages::{SharedBlock, WholeObjects};
+
 use super::contacts::{Candidates, EdgeSweep, ParticleContacts, TriangleSweep};
 use super::motion::FrameMotion;
-use super::parallel::{batch_share, share, SharedSlice, SpinBarrier};
+use super::parallel::{share, SharedSlice, SpinBarrier};
 use crate::collision::features::{FeatureContacts, SearchShare};
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
-use crate::constraints::batch::project_batches;
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
 use crate::constraints::distance::DistanceConstraint;
 use crate::constraints::lanes::LANES;
 use crate::constraints::long_range::LongRangeConstraint;
-use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::tet_volume::TetVolumeConstraint;
-use crate::constraints::volume::VolumeConstraint;
-use crate::constraints::{project, Constraint, Terms};
+use crate::constraints::Terms;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::model::{Model, SolverParams};
 use anyhow::{Context, Result};
@@ -408,49 +407,6 @@ fn out_of_bounds(x: DVec3) -> bool {
     x.abs().max_element() > MAX_ABS_COORDINATE
 }
 
-/// The direction of a Gauss–Seidel pass over the coloured constraints.
-///
-/// Each iteration is a *symmetric* Gauss–Seidel sweep: forward through the kinds and colours,
-/// then backward. One forward pass alone is a product of non-commuting projections `G`; on a
-/// curved, nearly redundant constraint set (a closed tube of inextensible triangles: a skirt)
-/// `G` has complex eigenvalues `g` of modulus near 1, and the substep's momentum recurrence
-/// `z' = 2 G z − G z₋₁` then has roots `μ = g ± √(g² − g)` with `|μ| > 1`: a flutter that grows
-/// by a fixed factor every substep, whatever the mass or the load (measured: a skirt hanging
-/// still under 0.01 m/s² of gravity reached 7 m/s; more substeps made it worse). The forward
-/// pass followed by its mirror is self-adjoint in the mass metric, its eigenvalues are real
-/// in [0, 1], and `|μ|² = g ≤ 1`: the substep cannot create energy. Flat sheets never showed
-/// it because their out-of-plane motion is exactly free of the in-plane constraints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sweep {
-    Forward,
-    Backward,
-}
-
-/// A constraint block as the threads of a frame share it: items read-only, λ written at the
-/// indices of the constraints a thread projects.
-struct SharedBlock<'a, K> {
-    items: &'a [K],
-    lambda: SharedSlice<'a, f64>,
-    colours: &'a [std::ops::Range<usize>],
-    overflow: std::ops::Range<usize>,
-}
-
-impl<'a, K> SharedBlock<'a, K> {
-    fn new(block: &'a mut ConstraintBlock<K>) -> Self {
-        SharedBlock {
-            items: &block.items,
-            lambda: SharedSlice::new(&mut block.lambda),
-            colours: &block.colours,
-            overflow: block.overflow.clone(),
-        }
-    }
-}
-
-type WholeObjects<'a> = Mutex<(
-    &'a mut Vec<VolumeConstraint>,
-    &'a mut Vec<ShapeMatchingConstraint>,
-)>;
-
 /// Everything the worker threads share during one frame.
 struct Frame<'a> {
     /// The substeps to run, 1-based.
@@ -541,14 +497,7 @@ impl Frame<'_> {
             self.find_feature_contacts(t, &posed);
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
-                self.solve_block(&self.stretch, t, first, Sweep::Forward);
-                self.solve_block(&self.tets, t, first, Sweep::Forward);
-                self.solve_block(&self.bending, t, first, Sweep::Forward);
-                self.solve_block(&self.isometric_bending, t, first, Sweep::Forward);
-                self.solve_block(&self.rope_bending, t, first, Sweep::Forward);
-                self.sweep_back(t);
-                self.solve_whole_objects(t, first, true, h);
-                self.solve_block(&self.long_range, t, first, Sweep::Forward);
+                self.solve_constraints(t, first, h);
                 self.solve_particle_contacts(t, first);
                 self.solve_contacts(particles.clone(), &posed);
                 self.barrier.wait();
@@ -589,104 +538,6 @@ impl Frame<'_> {
                 x[k] += v[k] * h;
             }
         }
-    }
-
-    /// The backward half of a symmetric Gauss–Seidel iteration: the coloured kinds again in
-    /// reverse order, each block's colours reversed (see [`Sweep`]).
-    fn sweep_back(&self, t: usize) {
-        self.solve_block(&self.rope_bending, t, false, Sweep::Backward);
-        self.solve_block(&self.isometric_bending, t, false, Sweep::Backward);
-        self.solve_block(&self.bending, t, false, Sweep::Backward);
-        self.solve_block(&self.tets, t, false, Sweep::Backward);
-        self.solve_block(&self.stretch, t, false, Sweep::Backward);
-    }
-
-    /// Projects this thread's share of every colour (whole batches, see
-    /// [`crate::constraints::batch`]) and (thread 0) the overflow group, one constraint at a
-    /// time: colours first and the overflow last going forward, the reverse going backward.
-    fn solve_block<const N: usize, K: Constraint<N>>(
-        &self,
-        block: &SharedBlock<'_, K>,
-        t: usize,
-        first_iteration: bool,
-        sweep: Sweep,
-    ) {
-        let terms = self.material_terms;
-        // SAFETY: read-only for every thread during constraint stages (written only in the
-        // predict stage, behind a barrier).
-        let x_prev = unsafe { self.x_prev.as_slice() };
-        let solve = |range: std::ops::Range<usize>, batched: bool| {
-            // SAFETY: `range` is this thread's share of one colour (or the overflow group,
-            // solved by thread 0 alone): its constraints share no particle with any other
-            // thread's constraints in this stage, and their λ are this thread's.
-            let (mut x, lambda) =
-                unsafe { (self.x.stage_view(), block.lambda.range(range.clone())) };
-            if first_iteration {
-                lambda.fill(0.0);
-            }
-            let items = &block.items[range];
-            if batched && K::BATCHED {
-                project_batches(items, lambda, &mut x, x_prev, self.inv_mass, terms);
-            } else {
-                for (item, lambda) in items.iter().zip(lambda) {
-                    project(item, lambda, &mut x, x_prev, self.inv_mass, terms);
-                }
-            }
-        };
-        let overflow = || {
-            if !block.overflow.is_empty() {
-                if t == 0 {
-                    solve(block.overflow.clone(), false);
-                }
-                self.barrier.wait();
-            }
-        };
-        let colour = |colour: &std::ops::Range<usize>| {
-            solve(batch_share(colour.clone(), LANES, t, self.threads), true);
-            self.barrier.wait();
-        };
-        match sweep {
-            Sweep::Forward => {
-                block.colours.iter().for_each(colour);
-                overflow();
-            }
-            Sweep::Backward => {
-                overflow();
-                block.colours.iter().rev().for_each(colour);
-            }
-        }
-    }
-
-    /// Thread 0 projects the volume constraints (when `with_volumes`) and the shape-matching
-    /// clusters while the others wait.
-    fn solve_whole_objects(&self, t: usize, first_iteration: bool, with_volumes: bool, h: f64) {
-        let volumes_here = with_volumes && self.has_volumes;
-        if !volumes_here && !self.has_shape_matching {
-            return;
-        }
-        if t == 0 {
-            let mut guard = self.whole_objects.lock().unwrap_or_else(|e| e.into_inner());
-            let (volumes, clusters) = &mut *guard;
-            // SAFETY: thread 0 alone touches the particles in this stage; the others are
-            // waiting at the barrier below. x_prev is read-only here.
-            let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
-            let inv_h = 1.0 / h;
-            if volumes_here {
-                for volume in volumes.iter_mut() {
-                    if first_iteration {
-                        volume.lambda = 0.0;
-                    }
-                    volume.project(x, x_prev, self.inv_mass, inv_h);
-                }
-            }
-            for cluster in clusters.iter_mut() {
-                if first_iteration {
-                    cluster.reset_lambda();
-                }
-                cluster.project(x, x_prev, self.inv_mass, self.mass, inv_h);
-            }
-        }
-        self.barrier.wait();
     }
 
     /// Thread 0 puts the pinned particles of animated objects where their keys, or the
