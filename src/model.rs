@@ -190,6 +190,9 @@ pub struct SolverParams {
     pub particle_radius: f64,
     /// `collision.friction`: Coulomb coefficient between particles of different objects.
     pub particle_friction: f64,
+    /// Present with `solver = "projective"`: the substep's constraints are solved by
+    /// Projective Dynamics instead of XPBD's Gauss–Seidel sweeps.
+    pub projective: Option<crate::solver::projective::Settings>,
 }
 
 impl SolverParams {

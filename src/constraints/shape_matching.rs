@@ -94,6 +94,19 @@ impl ShapeMatchingConstraint {
         )
     }
 
+    /// Centre of mass and rotation of the current positions (Projective Dynamics' local
+    /// step); the rotation is kept as the next warm start.
+    pub fn fit_rotation(&mut self, x: &[DVec3], mass: &[f64]) -> (DVec3, DQuat) {
+        let (centre, rotation) = self.fit(x, mass);
+        self.rotation = rotation;
+        (centre, rotation)
+    }
+
+    /// `q_i`: the rest positions about the rest centre of mass, in particle order.
+    pub fn rest(&self) -> &[DVec3] {
+        &self.rest
+    }
+
     pub fn reset_lambda(&mut self) {
         self.lambda.fill(0.0);
     }

@@ -51,7 +51,7 @@ struct Constraints {
 /// The [`Material`] a constraint table asks for under the scene's solver.
 fn material(table: &dyn Resistance, solver: SolverKind, iterations: usize) -> Material {
     match solver {
-        SolverKind::Xpbd => Material::Compliant {
+        SolverKind::Xpbd | SolverKind::Projective => Material::Compliant {
             compliance: table.compliance().unwrap_or(0.0),
             damping: table.damping().unwrap_or(0.0),
         },
@@ -216,6 +216,11 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             max_speed: sim.max_speed,
             particle_radius: file.collision.thickness,
             particle_friction: file.collision.friction,
+            projective: (sim.solver == SolverKind::Projective).then(|| {
+                crate::solver::projective::Settings {
+                    chebyshev_rho: sim.projective.as_ref().map_or(0.0, |t| t.chebyshev_rho),
+                }
+            }),
         },
     };
     Ok(Built { model, warnings })

@@ -4,6 +4,7 @@
 pub mod build;
 pub mod inputs;
 pub mod load;
+pub mod projective;
 pub mod render_mesh;
 pub mod types;
 pub mod validate;

@@ -36,6 +36,17 @@ pub struct Simulation {
     pub velocity_damping: f64,
     /// Speed (m/s) above which a particle counts as diverged.
     pub max_speed: f64,
+    /// Settings of `solver = "projective"` (docs/scene-format.md, "Projective Dynamics").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projective: Option<ProjectiveTable>,
+}
+
+/// `[simulation.projective]`: options of the Projective Dynamics solver.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProjectiveTable {
+    /// ρ of Chebyshev semi-iterative acceleration (Wang 2015), from 0 (off) to below 1.
+    pub chebyshev_rho: f64,
 }
 
 impl Default for Simulation {
@@ -51,6 +62,7 @@ impl Default for Simulation {
             threads: 0,
             velocity_damping: 0.0,
             max_speed: 1000.0,
+            projective: None,
         }
     }
 }
@@ -60,6 +72,19 @@ impl Default for Simulation {
 pub enum SolverKind {
     Xpbd,
     Pbd,
+    /// Projective Dynamics (Bouaziz et al. 2014): local projections, a prefactored global solve.
+    Projective,
+}
+
+impl SolverKind {
+    /// The name the scene uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Xpbd => "xpbd",
+            SolverKind::Pbd => "pbd",
+            SolverKind::Projective => "projective",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

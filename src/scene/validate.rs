@@ -17,11 +17,11 @@ pub struct Report {
 }
 
 impl Report {
-    fn error(&mut self, key: impl AsRef<str>, message: impl AsRef<str>) {
+    pub(super) fn error(&mut self, key: impl AsRef<str>, message: impl AsRef<str>) {
         self.errors
             .push(format!("{}: {}", key.as_ref(), message.as_ref()));
     }
-    fn warn(&mut self, key: impl AsRef<str>, message: impl AsRef<str>) {
+    pub(super) fn warn(&mut self, key: impl AsRef<str>, message: impl AsRef<str>) {
         self.warnings
             .push(format!("{}: {}", key.as_ref(), message.as_ref()));
     }
@@ -43,6 +43,7 @@ pub const MAX_SPEED_LIMIT: f64 = 1e9;
 pub fn validate(scene: &SceneFile) -> Report {
     let mut report = Report::default();
     simulation(&scene.simulation, &mut report);
+    super::projective::check(scene, &mut report);
     output(scene, &mut report);
     if scene.objects.is_empty() {
         report.error("object", "the scene has no [[object]] to simulate");
@@ -336,18 +337,26 @@ fn rope_tube(tube: &RopeTube, scene: &SceneFile, report: &mut Report) {
 /// Checks one constraint table's `compliance`/`damping` (XPBD) or `stiffness` (PBD).
 fn check_resistance(table: &dyn Resistance, key: &str, solver: SolverKind, report: &mut Report) {
     match solver {
-        SolverKind::Xpbd => {
+        SolverKind::Xpbd | SolverKind::Projective => {
             if table.stiffness().is_some() {
                 report.error(
                     format!("{key}.stiffness"),
-                    "`stiffness` belongs to solver = \"pbd\"; with \"xpbd\" use `compliance` (inverse stiffness)",
+                    format!(
+                        "`stiffness` belongs to solver = \"pbd\"; with \"{}\" use `compliance` (inverse stiffness)",
+                        solver.name()
+                    ),
                 );
             }
             let compliance = table.compliance().unwrap_or(0.0);
             let damping = table.damping().unwrap_or(0.0);
             non_negative(report, &format!("{key}.compliance"), compliance);
             non_negative(report, &format!("{key}.damping"), damping);
-            if compliance == 0.0 && damping > 0.0 {
+            if solver == SolverKind::Projective && compliance == 0.0 {
+                super::projective::warn_hard(key, report);
+            }
+            if solver == SolverKind::Projective && damping > 0.0 {
+                super::projective::refuse_damping(key, report);
+            } else if compliance == 0.0 && damping > 0.0 {
                 report.warn(
                     format!("{key}.damping"),
                     "has no effect: damping acts only on a constraint with compliance > 0",

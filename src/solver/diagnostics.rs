@@ -56,6 +56,10 @@ pub struct FrameDiagnostics {
     pub torn_edges: usize,
     /// Per object, by name: its own figures.
     pub objects: BTreeMap<String, ObjectFigures>,
+    /// With `solver = "projective"`: factorizations so far, the system's size and the
+    /// factor's memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projective: Option<crate::solver::projective::ProjectiveFigures>,
 }
 
 /// One object's figures in a frame: the same measures as the global ones, over its own
@@ -339,6 +343,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
                 (o.name.clone(), figures)
             })
             .collect(),
+        projective: solver.projective_figures(),
     }
 }
 

@@ -1,4 +1,4 @@
-//! The XPBD small-steps solver: colouring ([`colouring`]), the parallel machinery
+//! The XPBD small-steps solver, and Projective Dynamics beside it ([`projective`]): colouring ([`colouring`]), the parallel machinery
 //! ([`parallel`]), the substep ([`step`]), the per-frame figures ([`diagnostics`]) and the
 //! velocities written for motion blur ([`motion`]).
 
@@ -7,6 +7,7 @@ pub mod contacts;
 pub mod diagnostics;
 pub mod motion;
 pub mod parallel;
+pub mod projective;
 pub mod state;
 pub mod step;
 pub mod tearing;

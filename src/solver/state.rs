@@ -243,6 +243,9 @@ impl Solver {
         }
         self.set_time(time);
         self.grow_to(n);
+        if !torn.is_empty() {
+            self.rebuild_projective()?;
+        }
         Ok(())
     }
 }

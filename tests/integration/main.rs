@@ -16,6 +16,7 @@ mod output_files;
 mod output_surfaces;
 mod physics;
 mod previews;
+mod projective;
 mod render_meshes;
 mod robustness;
 mod run_files;

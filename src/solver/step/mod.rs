@@ -26,7 +26,10 @@
 //! as a minimum over the threads' shares, so it does not depend on the thread count.
 
 mod contact_stages;
+mod projective_stages;
 mod xpbd_stages;
+
+use projective_stages::ProjectiveStage;
 
 use xpbd_stages::{SharedBlock, WholeObjects};
 
@@ -44,6 +47,7 @@ use crate::constraints::tet_volume::TetVolumeConstraint;
 use crate::constraints::Terms;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::model::{Model, SolverParams};
+use crate::solver::projective::{topology_version, ProjectiveFigures, ProjectiveState};
 use anyhow::{Context, Result};
 use glam::DVec3;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -103,6 +107,8 @@ pub struct Solver {
     feature_shares: Vec<Mutex<SearchShare>>,
     /// The frame's mean velocities, for the caches.
     motion: FrameMotion,
+    /// With `solver = "projective"`: the prefactored system and its buffers.
+    projective: Option<ProjectiveState>,
     pool: rayon::ThreadPool,
 }
 
@@ -155,7 +161,12 @@ impl Solver {
             }
         }
         let contact_len = collider_contact_len(&model, n);
+        let projective = match model.params.projective {
+            Some(settings) => Some(ProjectiveState::new(&model, settings, 0)?),
+            None => None,
+        };
         Ok(Solver {
+            projective,
             material_terms: model.materials.terms(1.0 / model.params.substep()),
             particle_contacts: RwLock::new(ParticleContacts::new(&model)),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
@@ -172,6 +183,38 @@ impl Solver {
             time: 0.0,
             pool,
         })
+    }
+
+    /// The projective solver's figures for the stats log (`solver = "projective"`).
+    pub fn projective_figures(&self) -> Option<ProjectiveFigures> {
+        self.projective.as_ref().map(ProjectiveState::figures)
+    }
+
+    /// Refactors the projective system when a tear changed the topology since it was built.
+    fn refresh_projective(&mut self) -> Result<(), Divergence> {
+        let stale = self
+            .projective
+            .as_ref()
+            .is_some_and(|state| state.topology != topology_version(&self.model));
+        if !stale {
+            return Ok(());
+        }
+        self.rebuild_projective().map_err(|e| Divergence {
+            substep: 0,
+            object: self.model.objects[0].name.clone(),
+            vertex: 0,
+            reason: format!("{e:#}"),
+        })
+    }
+
+    /// Builds and factors the projective system anew from the model (after its topology
+    /// changed: a tear, or a checkpoint of a torn object restored).
+    pub(crate) fn rebuild_projective(&mut self) -> Result<()> {
+        if let Some(state) = &self.projective {
+            let (settings, count) = (state.settings, state.factorizations);
+            self.projective = Some(ProjectiveState::new(&self.model, settings, count)?);
+        }
+        Ok(())
     }
 
     /// Simulated time of the current state, seconds.
@@ -299,6 +342,7 @@ impl Solver {
                 self.run_substeps(substep..substep + 1)?;
                 if self.can_tear() {
                     self.tear();
+                    self.refresh_projective()?;
                 }
             }
         }
@@ -359,6 +403,7 @@ impl Solver {
             collides: &self.collides,
             contact_collider: SharedSlice::new(&mut self.contact_collider),
             contact_normal: SharedSlice::new(&mut self.contact_normal),
+            projective: self.projective.as_mut().map(ProjectiveStage::new),
         };
         let outcomes = self.pool.broadcast(|context| {
             // A panicking worker poisons the barrier so the others stop waiting for it; the
@@ -461,6 +506,8 @@ struct Frame<'a> {
     collides: &'a [bool],
     contact_collider: SharedSlice<'a, u32>,
     contact_normal: SharedSlice<'a, DVec3>,
+    /// Present with `solver = "projective"`: its stages replace the XPBD sweeps.
+    projective: Option<ProjectiveStage<'a>>,
 }
 
 impl Frame<'_> {
@@ -497,12 +544,15 @@ impl Frame<'_> {
             self.find_feature_contacts(t, &posed);
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
-                self.solve_constraints(t, first, h);
+                match &self.projective {
+                    Some(pd) => self.projective_iteration(pd, t, iteration),
+                    None => self.solve_constraints(t, first, h),
+                }
                 self.solve_particle_contacts(t, first);
                 self.solve_contacts(particles.clone(), &posed);
                 self.barrier.wait();
                 self.solve_feature_contacts(t, &posed);
-                if self.has_shape_matching {
+                if self.has_shape_matching && self.projective.is_none() {
                     self.solve_whole_objects(t, false, false, h);
                     self.solve_contacts(particles.clone(), &posed);
                     self.barrier.wait();

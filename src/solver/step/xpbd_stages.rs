@@ -32,7 +32,7 @@ enum Sweep {
 /// A constraint block as the threads of a frame share it: items read-only, λ written at the
 /// indices of the constraints a thread projects.
 pub(super) struct SharedBlock<'a, K> {
-    items: &'a [K],
+    pub(super) items: &'a [K],
     lambda: SharedSlice<'a, f64>,
     colours: &'a [std::ops::Range<usize>],
     overflow: std::ops::Range<usize>,

@@ -1,0 +1,194 @@
+//! The Projective Dynamics stages of a substep iteration (`solver = "projective"`, see
+//! [`crate::solver::projective`]): the local step over every term on every thread, the
+//! right-hand side per particle, one coordinate's global solve per thread, and the write-back
+//! with Chebyshev extrapolation. Contacts follow, as with XPBD.
+
+use super::xpbd_stages::SharedBlock;
+use super::Frame;
+use crate::constraints::curvature::CurvatureConstraint;
+use crate::constraints::Constraint;
+use crate::solver::parallel::{share, SharedSlice};
+use crate::solver::projective::terms::{CentredTerms, LinearTerms};
+use crate::solver::projective::{ProjectiveState, Settings, System};
+use faer::dyn_stack::MemBuffer;
+use glam::{DMat3, DVec3};
+use std::sync::Mutex;
+
+/// The projective solver's state as the threads of a frame share it.
+pub(super) struct ProjectiveStage<'a> {
+    system: &'a System,
+    settings: Settings,
+    contributions: SharedSlice<'a, DVec3>,
+    rhs: SharedSlice<'a, f64>,
+    inertial: SharedSlice<'a, DVec3>,
+    previous: SharedSlice<'a, DVec3>,
+    scratch: &'a [Mutex<MemBuffer>; 3],
+}
+
+impl<'a> ProjectiveStage<'a> {
+    pub(super) fn new(state: &'a mut ProjectiveState) -> Self {
+        ProjectiveStage {
+            system: &state.system,
+            settings: state.settings,
+            contributions: SharedSlice::new(&mut state.contributions),
+            rhs: SharedSlice::new(&mut state.rhs),
+            inertial: SharedSlice::new(&mut state.inertial),
+            previous: SharedSlice::new(&mut state.previous),
+            scratch: &state.scratch,
+        }
+    }
+}
+
+impl Frame<'_> {
+    /// One local/global iteration (the `iteration`-th of the substep, from 0) on thread `t`.
+    pub(super) fn projective_iteration(&self, pd: &ProjectiveStage, t: usize, iteration: usize) {
+        let particles = share(0..self.x.len(), t, self.threads);
+        if iteration == 0 {
+            // SAFETY: this thread's share of the particles; nothing writes positions until
+            // the barrier after the local step.
+            let (x, inertial) = unsafe {
+                (
+                    &*self.x.range(particles.clone()),
+                    pd.inertial.range(particles.clone()),
+                )
+            };
+            inertial.copy_from_slice(x);
+            if !pd.previous.is_empty() {
+                unsafe { pd.previous.range(particles.clone()) }.copy_from_slice(x);
+            }
+        }
+        self.local_step(pd, t);
+        self.barrier.wait();
+        self.assemble_rhs(pd, t);
+        self.barrier.wait();
+        for coordinate in (0..3).filter(|c| c % self.threads == t) {
+            let n = pd.system.unknowns.particle.len();
+            // SAFETY: column `coordinate` is this thread's alone in this stage.
+            let column = unsafe { pd.rhs.range(coordinate * n..(coordinate + 1) * n) };
+            let mut scratch = pd.scratch[coordinate]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            pd.system.factor.solve(column, &mut scratch);
+        }
+        self.barrier.wait();
+        self.write_back(pd, t, iteration);
+        self.barrier.wait();
+    }
+
+    /// Every term's contributions: this thread's share of each block; thread 0 also fits the
+    /// shape-matching clusters (each couples its whole object).
+    fn local_step(&self, pd: &ProjectiveStage, t: usize) {
+        let system = pd.system;
+        self.centred_share(pd, &self.stretch, &system.stretch, t);
+        self.centred_share(pd, &self.tets, &system.tets, t);
+        self.centred_share(pd, &self.bending, &system.bending, t);
+        self.centred_share(pd, &self.long_range, &system.long_range, t);
+        self.linear_share(
+            pd,
+            self.isometric_bending.items,
+            &system.isometric_bending,
+            t,
+        );
+        self.linear_share(pd, self.rope_bending.items, &system.rope_bending, t);
+        if t == 0 && self.has_shape_matching {
+            let mut guard = self.whole_objects.lock().unwrap_or_else(|e| e.into_inner());
+            let clusters = &mut *guard.1;
+            // SAFETY: read-only in this stage.
+            let x = unsafe { self.x.as_slice() };
+            for (cluster, terms) in clusters.iter_mut().zip(&system.goals) {
+                let (centre, rotation) = cluster.fit_rotation(x, self.mass);
+                let r = DMat3::from_quat(rotation);
+                // SAFETY: the cluster's slots are its own; thread 0 alone writes them.
+                let out = unsafe {
+                    pd.contributions
+                        .range(terms.first_slot..terms.first_slot + terms.weight.len())
+                };
+                for ((out, &w), q) in out.iter_mut().zip(&terms.weight).zip(cluster.rest()) {
+                    *out = (r * *q + centre) * w;
+                }
+            }
+        }
+    }
+
+    fn centred_share<const N: usize, K: Constraint<N>>(
+        &self,
+        pd: &ProjectiveStage,
+        block: &SharedBlock<'_, K>,
+        terms: &CentredTerms,
+        t: usize,
+    ) {
+        let range = share(0..block.items.len(), t, self.threads);
+        let slots = terms.first_slot + range.start * N..terms.first_slot + range.end * N;
+        // SAFETY: read-only in this stage; the slots of this thread's terms are its own.
+        let (x, out) = unsafe { (self.x.as_slice(), pd.contributions.range(slots)) };
+        for (k, out) in range.zip(out.chunks_exact_mut(N)) {
+            terms.contribute(k, &block.items[k], x, &pd.system.unknowns, out);
+        }
+    }
+
+    fn linear_share<const N: usize>(
+        &self,
+        pd: &ProjectiveStage,
+        items: &[CurvatureConstraint<N>],
+        terms: &LinearTerms,
+        t: usize,
+    ) {
+        let range = share(0..terms.pinned_terms.len(), t, self.threads);
+        // SAFETY: read-only in this stage.
+        let x = unsafe { self.x.as_slice() };
+        for &(k, first) in &terms.pinned_terms[range] {
+            let first = first as usize;
+            // SAFETY: the term's own slots.
+            let out = unsafe { pd.contributions.range(first..first + N) };
+            let k = k as usize;
+            terms.contribute(k, &items[k], x, &pd.system.unknowns, out);
+        }
+    }
+
+    /// `b = M s/h² + Σ contributions`, per unknown in this thread's share, in slot order.
+    fn assemble_rhs(&self, pd: &ProjectiveStage, t: usize) {
+        let system = pd.system;
+        let n = system.unknowns.particle.len();
+        // SAFETY: written in the local step, behind a barrier; read-only now.
+        let (contributions, inertial) =
+            unsafe { (pd.contributions.as_slice(), pd.inertial.as_slice()) };
+        for u in share(0..n, t, self.threads) {
+            let i = system.unknowns.particle[u] as usize;
+            let mut b = inertial[i] * system.inertia[u];
+            for &slot in system.slots_of(u) {
+                b += contributions[slot as usize];
+            }
+            // SAFETY: entry u of each column is this thread's in this stage.
+            unsafe {
+                for (c, value) in b.to_array().into_iter().enumerate() {
+                    pd.rhs.range(c * n + u..c * n + u + 1)[0] = value;
+                }
+            }
+        }
+    }
+
+    /// The solved positions into `x` (free particles of this thread's share), extrapolated
+    /// from the iterate before last with Chebyshev acceleration.
+    fn write_back(&self, pd: &ProjectiveStage, t: usize, iteration: usize) {
+        let system = pd.system;
+        let n = system.unknowns.particle.len();
+        let omega = pd.settings.chebyshev_omega(iteration);
+        // SAFETY: the solution is read-only now.
+        let solution = unsafe { pd.rhs.as_slice() };
+        for u in share(0..n, t, self.threads) {
+            let i = system.unknowns.particle[u] as usize;
+            let solved = DVec3::new(solution[u], solution[n + u], solution[2 * n + u]);
+            // SAFETY: particle i is an unknown of this thread's share: no other thread touches
+            // it in this stage.
+            let x = unsafe { &mut self.x.range(i..i + 1)[0] };
+            if pd.previous.is_empty() {
+                *x = solved;
+            } else {
+                let previous = unsafe { &mut pd.previous.range(i..i + 1)[0] };
+                let before = *x;
+                *x = (solved - *previous) * omega + *previous;
+                *previous = before;
+            }
+        }
+    }
+}
