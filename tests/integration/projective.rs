@@ -362,7 +362,10 @@ fn the_same_bytes_at_any_thread_count_and_after_a_resume() {
     }
     child.kill().ok();
     child.wait().unwrap();
-    assert!(frame_files(&ws.out()).len() < 24, "the kill came before the end");
+    assert!(
+        frame_files(&ws.out()).len() < 24,
+        "the kill came before the end"
+    );
     let resumed = run(&["--resume", "--threads", "1"]).output().unwrap();
     assert!(
         resumed.status.success(),

@@ -102,23 +102,14 @@ impl System {
             inv_h_sq: 1.0 / (h * h),
         };
         let mut slot = 0;
-        let mut centred = |items_slots: usize, make: &dyn Fn(usize) -> CentredTerms| {
-            let terms = make(slot);
-            slot += items_slots;
-            terms
-        };
-        let stretch = centred(2 * model.stretch.len(), &|s| {
-            CentredTerms::new(&model.stretch.items, &rest, &context, s)
-        });
-        let tets = centred(4 * model.tets.len(), &|s| {
-            CentredTerms::new(&model.tets.items, &rest, &context, s)
-        });
-        let bending = centred(4 * model.bending.len(), &|s| {
-            CentredTerms::new(&model.bending.items, &rest, &context, s)
-        });
-        let long_range = centred(2 * model.long_range.len(), &|s| {
-            CentredTerms::new(&model.long_range.items, &rest, &context, s)
-        });
+        let stretch = CentredTerms::new(&model.stretch.items, &rest, &context, slot);
+        slot += stretch.slots::<2>();
+        let tets = CentredTerms::new(&model.tets.items, &rest, &context, slot);
+        slot += tets.slots::<4>();
+        let bending = CentredTerms::new(&model.bending.items, &rest, &context, slot);
+        slot += bending.slots::<4>();
+        let long_range = CentredTerms::new(&model.long_range.items, &rest, &context, slot);
+        slot += long_range.slots::<2>();
         let isometric_bending = LinearTerms::new(&model.isometric_bending.items, &context, slot);
         slot += isometric_bending.slots::<4>();
         let rope_bending = LinearTerms::new(&model.rope_bending.items, &context, slot);

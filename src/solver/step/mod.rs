@@ -20,6 +20,10 @@
 //!    collider (Müller et al. 2020): `v_n' = −e v_n` with `v_n` the normal speed after the
 //!    gravity kick, and `v_n' = 0` below `2 |g| h` so resting contact does not jitter.
 //!
+//! With `solver = "projective"` the constraint part of step 3 (the sweeps, the object-wide
+//! kinds and the tethers) is one Projective Dynamics local/global iteration instead
+//! ([`projective_stages`], [`crate::solver::projective`]); contacts and the rest are the same.
+//!
 //! After every substep a non-finite position, a position beyond ±1e9 m (the input limit, which
 //! also keeps the f32 output finite) or a speed above `max_speed` stops the frame with a
 //! [`Divergence`] naming the substep, object and vertex: the lowest such particle index, found
@@ -47,7 +51,7 @@ use crate::constraints::tet_volume::TetVolumeConstraint;
 use crate::constraints::Terms;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::model::{Model, SolverParams};
-use crate::solver::projective::{topology_version, ProjectiveFigures, ProjectiveState};
+use crate::solver::projective::ProjectiveState;
 use anyhow::{Context, Result};
 use glam::DVec3;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -183,38 +187,6 @@ impl Solver {
             time: 0.0,
             pool,
         })
-    }
-
-    /// The projective solver's figures for the stats log (`solver = "projective"`).
-    pub fn projective_figures(&self) -> Option<ProjectiveFigures> {
-        self.projective.as_ref().map(ProjectiveState::figures)
-    }
-
-    /// Refactors the projective system when a tear changed the topology since it was built.
-    fn refresh_projective(&mut self) -> Result<(), Divergence> {
-        let stale = self
-            .projective
-            .as_ref()
-            .is_some_and(|state| state.topology != topology_version(&self.model));
-        if !stale {
-            return Ok(());
-        }
-        self.rebuild_projective().map_err(|e| Divergence {
-            substep: 0,
-            object: self.model.objects[0].name.clone(),
-            vertex: 0,
-            reason: format!("{e:#}"),
-        })
-    }
-
-    /// Builds and factors the projective system anew from the model (after its topology
-    /// changed: a tear, or a checkpoint of a torn object restored).
-    pub(crate) fn rebuild_projective(&mut self) -> Result<()> {
-        if let Some(state) = &self.projective {
-            let (settings, count) = (state.settings, state.factorizations);
-            self.projective = Some(ProjectiveState::new(&self.model, settings, count)?);
-        }
-        Ok(())
     }
 
     /// Simulated time of the current state, seconds.

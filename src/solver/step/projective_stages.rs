@@ -4,12 +4,15 @@
 //! with Chebyshev extrapolation. Contacts follow, as with XPBD.
 
 use super::xpbd_stages::SharedBlock;
-use super::Frame;
+use super::{Divergence, Frame, Solver};
 use crate::constraints::curvature::CurvatureConstraint;
 use crate::constraints::Constraint;
 use crate::solver::parallel::{share, SharedSlice};
 use crate::solver::projective::terms::{CentredTerms, LinearTerms};
-use crate::solver::projective::{ProjectiveState, Settings, System};
+use crate::solver::projective::{
+    topology_version, ProjectiveFigures, ProjectiveState, Settings, System,
+};
+use anyhow::Result;
 use faer::dyn_stack::MemBuffer;
 use glam::{DMat3, DVec3};
 use std::sync::Mutex;
@@ -36,6 +39,40 @@ impl<'a> ProjectiveStage<'a> {
             previous: SharedSlice::new(&mut state.previous),
             scratch: &state.scratch,
         }
+    }
+}
+
+impl Solver {
+    /// The projective solver's figures for the stats log (`solver = "projective"`).
+    pub fn projective_figures(&self) -> Option<ProjectiveFigures> {
+        self.projective.as_ref().map(ProjectiveState::figures)
+    }
+
+    /// Refactors the projective system when a tear changed the topology since it was built.
+    pub(super) fn refresh_projective(&mut self) -> Result<(), Divergence> {
+        let stale = self
+            .projective
+            .as_ref()
+            .is_some_and(|state| state.topology != topology_version(&self.model));
+        if !stale {
+            return Ok(());
+        }
+        self.rebuild_projective().map_err(|e| Divergence {
+            substep: 0,
+            object: self.model.objects[0].name.clone(),
+            vertex: 0,
+            reason: format!("{e:#}"),
+        })
+    }
+
+    /// Builds and factors the projective system anew from the model (after its topology
+    /// changed: a tear, or a checkpoint of a torn object restored).
+    pub(crate) fn rebuild_projective(&mut self) -> Result<()> {
+        if let Some(state) = &self.projective {
+            let (settings, count) = (state.settings, state.factorizations);
+            self.projective = Some(ProjectiveState::new(&self.model, settings, count)?);
+        }
+        Ok(())
     }
 }
 
