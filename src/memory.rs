@@ -10,6 +10,8 @@
 //!   their multipliers λ, volumes, shape matching and collider meshes;
 //! - the solver: per-particle contact and frame-motion arrays, and the self-collision
 //!   structures of colliding objects;
+//! - with `solver = "projective"`, its factor (sized by the symbolic analysis), the matrix
+//!   and the per-substep buffers;
 //! - frame output, when there is any: the snapshots handed to the writer thread, its copy of
 //!   the object layouts, and per written vertex the encoded constant parts and frame buffer
 //!   ([`PLY_BYTES_PER_VERTEX`], [`OBJ_BYTES_PER_VERTEX`], measured).
@@ -53,8 +55,20 @@ pub fn estimate(model: &Model, formats: &[Format], frames: u64) -> Estimate {
     let layouts: usize = model.objects.iter().map(layout_bytes).sum();
     Estimate {
         program: PROGRAM_BYTES,
-        state: particle_bytes(model) + layouts + constraint_bytes(model) + collider_bytes(model),
+        state: particle_bytes(model)
+            + layouts
+            + constraint_bytes(model)
+            + collider_bytes(model)
+            + projective_bytes(model),
         output: output_bytes(model, formats, layouts, frames),
+    }
+}
+
+/// With `solver = "projective"`: the factor, its matrix, the terms and their buffers.
+fn projective_bytes(model: &Model) -> usize {
+    match model.params.projective {
+        Some(_) => crate::solver::projective::System::estimate_bytes(model),
+        None => 0,
     }
 }
 

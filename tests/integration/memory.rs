@@ -57,3 +57,37 @@ fn issue_13_the_memory_estimate_is_within_20_percent_of_the_measured_peak() {
         );
     }
 }
+
+#[test]
+fn the_estimate_counts_the_projective_factor() {
+    // The factor of a 160 × 160 cloth is several times the XPBD model (issue 15).
+    let scene_text =
+        cloth("[]").replace("[simulation]\n", "[simulation]\nsolver = \"projective\"\n");
+    let ws = Workspace::new();
+    let scene = ws.write("scene.toml", &scene_text);
+    let check = Command::new(BIN).arg("check").arg(&scene).output().unwrap();
+    assert!(check.status.success());
+    let estimated = estimate(&String::from_utf8_lossy(&check.stdout));
+    let xpbd = Workspace::new();
+    let xpbd_scene = xpbd.write("scene.toml", &cloth("[]"));
+    let xpbd_check = Command::new(BIN)
+        .arg("check")
+        .arg(&xpbd_scene)
+        .output()
+        .unwrap();
+    let xpbd_estimate = estimate(&String::from_utf8_lossy(&xpbd_check.stdout));
+    assert!(
+        estimated > 1.5 * xpbd_estimate,
+        "{estimated} vs XPBD's {xpbd_estimate}"
+    );
+    ws.run_ok(&scene_text, &["--threads", "2"]);
+    let records = stats(&ws.out());
+    let Some(peak) = records.last().unwrap()["peak_memory_bytes"].as_f64() else {
+        return;
+    };
+    let ratio = estimated / peak;
+    assert!(
+        (0.8..=1.2).contains(&ratio),
+        "estimate {estimated} B, peak {peak} B"
+    );
+}

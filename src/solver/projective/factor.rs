@@ -110,6 +110,24 @@ impl Factor {
         })
     }
 
+    /// Bytes the factorization of `matrix` holds at its peak, from the symbolic analysis
+    /// alone (`check`'s estimate): the compressed matrix, `L`'s values and a `u32` row index
+    /// per value (an upper bound: a supernodal factor shares them within a supernode).
+    pub fn analysed_bytes(matrix: LowerTriangle) -> usize {
+        let n = matrix.n;
+        let (column_starts, rows, values) = matrix.compress();
+        let matrix_bytes = values.len() * 12 + (n + 1) * 4;
+        let structure = SymbolicSparseColMat::<u32>::new_checked(n, n, column_starts, None, rows);
+        let factor_values = factorize_symbolic_cholesky(
+            structure.as_ref(),
+            Side::Lower,
+            SymmetricOrdering::Amd,
+            CholeskySymbolicParams::default(),
+        )
+        .map_or(0, |symbolic| symbolic.len_val());
+        matrix_bytes + factor_values * 12
+    }
+
     /// Unknowns (free particles).
     pub fn len(&self) -> usize {
         self.symbolic.nrows()

@@ -66,10 +66,17 @@ impl Settings {
     }
 }
 
-/// The terms of every constraint kind the projective solver expresses, the prefactored
-/// matrix, and where each term's contributions go.
+/// The terms of every constraint kind the projective solver expresses and the prefactored
+/// matrix.
 #[derive(Debug)]
 pub struct System {
+    pub terms: Terms,
+    pub factor: Factor,
+}
+
+/// The terms of every kind, the unknowns, and where each term's contributions go.
+#[derive(Debug)]
+pub struct Terms {
     pub unknowns: Unknowns,
     pub stretch: CentredTerms,
     pub tets: CentredTerms,
@@ -85,12 +92,40 @@ pub struct System {
     incidence_starts: Vec<u32>,
     incidence_slots: Vec<u32>,
     slots: usize,
-    pub factor: Factor,
 }
 
 impl System {
     /// The system of `model` at its substep, factored.
     pub fn new(model: &Model) -> Result<Self> {
+        let (terms, matrix) = Terms::assemble(model);
+        Ok(System {
+            terms,
+            factor: Factor::new(matrix)?,
+        })
+    }
+
+    /// `check`'s estimate of what the projective solver adds to a run's peak memory: the
+    /// factor (from the symbolic analysis alone), the matrix it is made from, the terms and
+    /// the per-substep buffers.
+    pub fn estimate_bytes(model: &Model) -> usize {
+        let (terms, matrix) = Terms::assemble(model);
+        let n = terms.unknowns.particle.len();
+        let particles = model.particles.len();
+        let factor = Factor::analysed_bytes(matrix);
+        let indices = terms.incidence_slots.len() * 4 + terms.incidence_starts.len() * 4;
+        let unknowns = particles * 4 + n * 12;
+        let weights =
+            (model.stretch.len() + model.tets.len() + model.bending.len() + model.long_range.len())
+                * 16
+                + (model.isometric_bending.len() + model.rope_bending.len()) * 8;
+        let buffers = terms.slots * 24 + 3 * n * 8 + 2 * particles * 24;
+        factor + indices + unknowns + weights + buffers
+    }
+}
+
+impl Terms {
+    /// The terms, their slots and the matrix of `model`.
+    fn assemble(model: &Model) -> (Terms, LowerTriangle) {
         let h = model.params.substep();
         let particles = &model.particles;
         let unknowns = Unknowns::new(&particles.inv_mass);
@@ -140,9 +175,7 @@ impl System {
         for (cluster, terms) in model.shape_matching.iter().zip(&goals) {
             terms.add_to_matrix(cluster.particles.clone(), &unknowns, &mut matrix);
         }
-        let factor = Factor::new(matrix)?;
-
-        let mut system = System {
+        let mut terms = Terms {
             unknowns,
             stretch,
             tets,
@@ -155,10 +188,9 @@ impl System {
             incidence_starts: Vec::new(),
             incidence_slots: Vec::new(),
             slots: slot,
-            factor,
         };
-        system.index_slots(model);
-        Ok(system)
+        terms.index_slots(model);
+        (terms, matrix)
     }
 
     /// Builds, per unknown, the list of slots that add to its right-hand side.
@@ -286,11 +318,11 @@ impl ProjectiveState {
     pub fn new(model: &Model, settings: Settings, factorizations: usize) -> Result<Self> {
         let system = System::new(model)?;
         let n = model.particles.len();
-        let unknowns = system.unknowns.particle.len();
+        let unknowns = system.terms.unknowns.particle.len();
         let accelerated = settings.chebyshev_rho > 0.0;
         Ok(ProjectiveState {
             settings,
-            contributions: vec![DVec3::ZERO; system.slots()],
+            contributions: vec![DVec3::ZERO; system.terms.slots()],
             rhs: vec![0.0; 3 * unknowns],
             inertial: vec![DVec3::ZERO; n],
             previous: if accelerated {

@@ -99,7 +99,7 @@ impl Frame<'_> {
         self.assemble_rhs(pd, t);
         self.barrier.wait();
         for coordinate in (0..3).filter(|c| c % self.threads == t) {
-            let n = pd.system.unknowns.particle.len();
+            let n = pd.system.terms.unknowns.particle.len();
             // SAFETY: column `coordinate` is this thread's alone in this stage.
             let column = unsafe { pd.rhs.range(coordinate * n..(coordinate + 1) * n) };
             let mut scratch = pd.scratch[coordinate]
@@ -115,7 +115,7 @@ impl Frame<'_> {
     /// Every term's contributions: this thread's share of each block; thread 0 also fits the
     /// shape-matching clusters (each couples its whole object).
     fn local_step(&self, pd: &ProjectiveStage, t: usize) {
-        let system = pd.system;
+        let system = &pd.system.terms;
         self.centred_share(pd, &self.stretch, &system.stretch, t);
         self.centred_share(pd, &self.tets, &system.tets, t);
         self.centred_share(pd, &self.bending, &system.bending, t);
@@ -159,7 +159,7 @@ impl Frame<'_> {
         // SAFETY: read-only in this stage; the slots of this thread's terms are its own.
         let (x, out) = unsafe { (self.x.as_slice(), pd.contributions.range(slots)) };
         for (k, out) in range.zip(out.chunks_exact_mut(N)) {
-            terms.contribute(k, &block.items[k], x, &pd.system.unknowns, out);
+            terms.contribute(k, &block.items[k], x, &pd.system.terms.unknowns, out);
         }
     }
 
@@ -178,13 +178,13 @@ impl Frame<'_> {
             // SAFETY: the term's own slots.
             let out = unsafe { pd.contributions.range(first..first + N) };
             let k = k as usize;
-            terms.contribute(k, &items[k], x, &pd.system.unknowns, out);
+            terms.contribute(k, &items[k], x, &pd.system.terms.unknowns, out);
         }
     }
 
     /// `b = M s/h² + Σ contributions`, per unknown in this thread's share, in slot order.
     fn assemble_rhs(&self, pd: &ProjectiveStage, t: usize) {
-        let system = pd.system;
+        let system = &pd.system.terms;
         let n = system.unknowns.particle.len();
         // SAFETY: written in the local step, behind a barrier; read-only now.
         let (contributions, inertial) =
@@ -207,7 +207,7 @@ impl Frame<'_> {
     /// The solved positions into `x` (free particles of this thread's share), extrapolated
     /// from the iterate before last with Chebyshev acceleration.
     fn write_back(&self, pd: &ProjectiveStage, t: usize, iteration: usize) {
-        let system = pd.system;
+        let system = &pd.system.terms;
         let n = system.unknowns.particle.len();
         let omega = pd.settings.chebyshev_omega(iteration);
         // SAFETY: the solution is read-only now.
