@@ -252,6 +252,53 @@ fn cloth_comes_to_rest_on_a_sphere_without_entering_it() {
         .all(|f| f["factorizations"] == 1));
 }
 
+#[test]
+fn a_shape_matched_crate_lands_and_rests_without_deforming() {
+    // scenes/crate.toml (thrown at 1.5 m/s onto the ground) under projective with its shape
+    // matching given a compliance: it keeps its shape within 1e-5 m (measured 8.6e-6 m; with
+    // compliance 0, the maximum weight, 5.6e-5 m) and comes to rest on the plane.
+    let ws = Workspace::new();
+    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/crate.toml");
+    let output = Command::new(BIN)
+        .arg("run")
+        .arg(&scene)
+        .arg("--out")
+        .arg(ws.out())
+        .arg("--quiet")
+        .args(["--format", "obj", "--set", "simulation.solver=projective"])
+        .args([
+            "--set",
+            "simulation.substeps=10",
+            "--set",
+            "simulation.iterations=10",
+        ])
+        .args(["--set", "object.crate.shape_matching.compliance=1e-6"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let first = obj_positions(&ws.out().join("crate.0001.obj"));
+    let last = obj_positions(&ws.out().join("crate.0048.obj"));
+    let mut worst: f64 = 0.0;
+    for a in 0..first.len() {
+        for b in 0..a {
+            let change = distance(last[a], last[b]) - distance(first[a], first[b]);
+            worst = worst.max(change.abs());
+        }
+    }
+    assert!(worst < 1e-5, "the crate deformed by {worst} m");
+    let lowest = last.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
+    assert!(
+        (lowest - 0.005).abs() < 1e-4,
+        "it rests on the ground: lowest y {lowest}"
+    );
+    let records = frame_records(&ws.out());
+    assert!(records.last().unwrap()["kinetic_energy"].as_f64().unwrap() < 1e-6);
+}
+
 const BANNER: &str = "[simulation]\nfps = 24.0\nframes = 24\nsubsteps = 10\niterations = 4\n\
     solver = \"projective\"\n\
     [output]\ncheckpoint_every = 4\n\
