@@ -10,7 +10,8 @@
 # Each round runs every configuration once, XPBD and PD alternating, so slow spells on a
 # shared machine land on both. Accuracy is the last frame's max_edge_strain and residual_max
 # (max |C|, comparable across solvers); the runs are deterministic, so only time varies.
-# Needs bash and python3.
+# Wall times on a shared machine are noisy: cpu_s (user + sys of the run, GNU time) is given too.
+# Needs bash, python3 and /usr/bin/time.
 set -euo pipefail
 
 BIN=$(realpath "${BIN:-target/release/xpbd-sim}")
@@ -35,7 +36,8 @@ for w in "cloth-128-stiff|$SCENES/cloth-128-stiff.toml" "tets-48k|$REPO/scenes/b
     xpbd=(10 20 40 80 160)
     pd=("5 5 0" "5 5 0.9" "5 10 0" "5 10 0.9" "10 10 0" "10 10 0.9" "20 5 0" "20 5 0.9")
     # tets-48k: PD costs ~4x an XPBD iteration there; (20,5) is left out to keep it short
-    [[ $w == tets* ]] && pd=("${pd[@]:0:6}")
+    # (40,1): one PD iteration per substep, about XPBD 160's cost there
+    [[ $w == tets* ]] && pd=("${pd[@]:0:6}" "40 1 0")
     for i in "${!pd[@]}"; do
         read -r s k rho <<< "${pd[$i]}"
         [ "$i" -lt "${#xpbd[@]}" ] && CONFIGS+=("$w|24|xpbd|${xpbd[$i]}|1|0")
@@ -46,7 +48,7 @@ CONFIGS+=("cloth-256|$REPO/scenes/bench/cloth-256.toml|2|projective|20|1|0")
 
 echo "# $BIN, $ROUNDS rounds, raw rows in $OUT/runs.tsv"
 echo "# load before: $(uptime)"
-printf 'workload\tsolver\tsubsteps\titerations\trho\tround\trc\tsim_s\tstrain\tres_stretch\tres_tets\tkinetic\tpeak_mib\tfactor_mib\tnnz\n' > "$OUT/runs.tsv"
+printf 'workload\tsolver\tsubsteps\titerations\trho\tround\trc\tsim_s\tcpu_s\tstrain\tres_stretch\tres_tets\tkinetic\tpeak_mib\tfactor_mib\tnnz\n' > "$OUT/runs.tsv"
 for round in $(seq 1 "$ROUNDS"); do
     for c in "${CONFIGS[@]}"; do
         IFS='|' read -r name scene frames solver s k rho <<< "$c"
@@ -58,23 +60,24 @@ for round in $(seq 1 "$ROUNDS"); do
         [ "$name" = cloth-256 ] && args+=(--set object.0.stretch.compliance=1e-7)
         rm -rf "$OUT/run"
         rc=0
-        "$BIN" run "$scene" --out "$OUT/run" --quiet --no-output --threads 2 --frames "$frames" \
+        /usr/bin/time -f '%U %S' -o "$OUT/time" "$BIN" run "$scene" --out "$OUT/run" --quiet --no-output --threads 2 --frames "$frames" \
             "${args[@]}" 2> "$OUT/stderr" || rc=$?
         [ $rc = 0 ] || { echo "FAILED rc=$rc: $name $solver $s x $k rho $rho" >&2; cat "$OUT/stderr" >&2; }
-        python3 - "$OUT/run/stats.jsonl" "$name" "$solver" "$s" "$k" "$rho" "$round" "$rc" >> "$OUT/runs.tsv" <<'EOF'
+        python3 - "$OUT/run/stats.jsonl" "$OUT/time" "$name" "$solver" "$s" "$k" "$rho" "$round" "$rc" >> "$OUT/runs.tsv" <<'EOF'
 import json, sys
-path, *key = sys.argv[1:]
+path, tpath, *key = sys.argv[1:]
+cpu = sum(map(float, open(tpath).read().split()[-2:]))
 try:
     lines = [json.loads(l) for l in open(path)]
     f = [l for l in lines if l["type"] == "frame"][-1]
     s = lines[-1] if lines[-1]["type"] == "summary" else {"wall_seconds": {}}
     pd = f.get("projective", {})
     r = f["residual_max"]
-    vals = [s["wall_seconds"].get("simulation", "nan"), f["max_edge_strain"], r.get("stretch", "nan"),
+    vals = [s["wall_seconds"].get("simulation", "nan"), cpu, f["max_edge_strain"], r.get("stretch", "nan"),
             r.get("tets", "nan"), f["kinetic_energy"], s.get("peak_memory_bytes", 0) / 2**20,
             pd.get("factor_bytes", 0) / 2**20, pd.get("matrix_nonzeros", "")]
 except (OSError, ValueError, IndexError, KeyError):
-    vals = ["nan"] * 7 + [""]
+    vals = ["nan", cpu] + ["nan"] * 6 + [""]
 print("\t".join(map(str, key + vals)))
 EOF
     done
@@ -88,8 +91,8 @@ groups = {}
 for r in rows:
     groups.setdefault(tuple(r[k] for k in ("workload", "solver", "substeps", "iterations", "rho")), []).append(r)
 g = lambda x, fmt: "-" if x in ("nan", "") else fmt % float(x)
-print("| workload | solver | substeps | iters | rho | sim s (median) | runs | max_edge_strain | res_max stretch | res_max tets | peak MiB | factor MiB | nnz |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| workload | solver | substeps | iters | rho | sim s (median) | cpu s (median) | runs | max_edge_strain | res_max stretch | res_max tets | peak MiB | factor MiB | nnz |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for key, rs in groups.items():
     ok = [r for r in rs if r["rc"] == "0"]
     med = statistics.median(float(r["sim_s"]) for r in ok) if ok else float("nan")
@@ -97,7 +100,8 @@ for key, rs in groups.items():
     if len({(r["strain"], r["res_stretch"]) for r in ok}) > 1:
         last["strain"] += " (differs between rounds!)"
     fails = "" if len(ok) == len(rs) else " FAILED rc=" + ",".join(r["rc"] for r in rs if r["rc"] != "0")
-    print(f"| {' | '.join(key)} | {med:.3f} | {len(ok)}/{len(rs)}{fails} | {g(last['strain'], '%.3g') if 'differs' not in last['strain'] else last['strain']} "
+    cpu = statistics.median(float(r["cpu_s"]) for r in ok) if ok else float("nan")
+    print(f"| {' | '.join(key)} | {med:.3f} | {cpu:.2f} | {len(ok)}/{len(rs)}{fails} | {g(last['strain'], '%.3g') if 'differs' not in last['strain'] else last['strain']} "
           f"| {g(last['res_stretch'], '%.3g')} | {g(last['res_tets'], '%.3g')} | {g(last['peak_mib'], '%.1f')} "
           f"| {g(last['factor_mib'], '%.2f') if key[1] == 'projective' else '-'} | {last['nnz'] or '-'} |")
 EOF

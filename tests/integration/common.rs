@@ -129,3 +129,19 @@ pub fn assert_refused(output: &std::process::Output, expect: &str, what: &str) {
         "{what}: {stderr}"
     );
 }
+
+/// The bytes of every file in `dir` whose extension is `extension`, by file name.
+pub fn files_with_extension(
+    dir: &Path,
+    extension: &str,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect()
+}

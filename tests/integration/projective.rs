@@ -5,7 +5,6 @@
 //! thread-count determinism and a byte-identical resume — and the kinds it refuses.
 
 use crate::common::*;
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -105,9 +104,8 @@ fn a_soft_bar_of_tetrahedra_rests_where_xpbd_converges_with_small_steps() {
              density = 100.0\npin = [0, 10, 20, 30]\nstretch = {{ compliance = 1e-3 }}\n\
              tets = {{ compliance = 1e-4 }}\n"
         );
-        ws.run_ok(&scene, &["--format", "ply"]);
-        let text = std::fs::read(ws.out().join("bar.0241.ply")).unwrap();
-        ply_positions(&text)
+        ws.run_ok(&scene, &["--format", "obj"]);
+        obj_positions(&ws.out().join("bar.0241.obj"))
     };
     let projective = bar("projective", 20, 10);
     let tip = projective
@@ -119,41 +117,6 @@ fn a_soft_bar_of_tetrahedra_rests_where_xpbd_converges_with_small_steps() {
     let fine = max_difference(&projective, &bar("xpbd", 320, 5));
     assert!(fine < 3e-6, "{fine} m apart at 320 substeps");
     assert!(fine < coarse / 4.0, "XPBD approaches it: {coarse} → {fine}");
-}
-
-/// Positions of a binary little-endian PLY's vertices (x y z first, f32).
-fn ply_positions(bytes: &[u8]) -> Vec<[f64; 3]> {
-    let header_end = bytes
-        .windows(11)
-        .position(|w| w == b"end_header\n")
-        .unwrap()
-        + 11;
-    let header = std::str::from_utf8(&bytes[..header_end]).unwrap();
-    let mut count = 0;
-    let mut properties = 0;
-    let mut in_vertex = false;
-    for line in header.lines() {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            ["element", "vertex", n] => {
-                count = n.parse().unwrap();
-                in_vertex = true;
-            }
-            ["element", ..] => in_vertex = false,
-            ["property", "float", _] if in_vertex => properties += 1,
-            _ => {}
-        }
-    }
-    let stride = 4 * properties;
-    (0..count)
-        .map(|k| {
-            let at = header_end + k * stride;
-            let f = |j: usize| {
-                f32::from_le_bytes(bytes[at + 4 * j..at + 4 * j + 4].try_into().unwrap()) as f64
-            };
-            [f(0), f(1), f(2)]
-        })
-        .collect()
 }
 
 #[test]
@@ -351,32 +314,18 @@ fn the_factor_is_made_once_and_again_only_when_a_tear_changes_the_topology() {
     assert!(figures[0]["factor_bytes"].as_u64().unwrap() > 0);
 }
 
-fn frame_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ply"))
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn the_same_bytes_at_any_thread_count_and_after_a_resume() {
     let slow = ["--set", "simulation.substeps=1000", "--format", "ply"];
     let reference = Workspace::new();
     reference.run_ok(BANNER, &[&slow[..], &["--threads", "1"]].concat());
-    let expected = frame_files(&reference.out());
+    let expected = files_with_extension(&reference.out(), "ply");
     assert_eq!(expected.len(), 24);
     for threads in ["2", "3"] {
         let ws = Workspace::new();
         ws.run_ok(BANNER, &[&slow[..], &["--threads", threads]].concat());
         assert!(
-            frame_files(&ws.out()) == expected,
+            files_with_extension(&ws.out(), "ply") == expected,
             "{threads} threads differ"
         );
     }
@@ -410,7 +359,7 @@ fn the_same_bytes_at_any_thread_count_and_after_a_resume() {
     child.kill().ok();
     child.wait().unwrap();
     assert!(
-        frame_files(&ws.out()).len() < 24,
+        files_with_extension(&ws.out(), "ply").len() < 24,
         "the kill came before the end"
     );
     let resumed = run(&["--resume", "--threads", "1"]).output().unwrap();
@@ -420,7 +369,7 @@ fn the_same_bytes_at_any_thread_count_and_after_a_resume() {
         String::from_utf8_lossy(&resumed.stderr)
     );
     assert!(
-        frame_files(&ws.out()) == expected,
+        files_with_extension(&ws.out(), "ply") == expected,
         "the resumed cache differs"
     );
 }

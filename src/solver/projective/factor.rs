@@ -73,12 +73,17 @@ pub struct Factor {
     matrix_nonzeros: usize,
 }
 
-impl Factor {
-    /// Factors the matrix (symbolic analysis with AMD ordering, then the numeric factor).
-    pub fn new(matrix: LowerTriangle) -> Result<Factor> {
+/// A compressed matrix and its symbolic analysis (AMD fill-reducing ordering).
+struct Analysed {
+    structure: SymbolicSparseColMat<u32>,
+    values: Vec<f64>,
+    symbolic: Result<SymbolicCholesky<u32>>,
+}
+
+impl Analysed {
+    fn new(matrix: LowerTriangle) -> Self {
         let n = matrix.n;
         let (column_starts, rows, values) = matrix.compress();
-        let matrix_nonzeros = values.len();
         let structure = SymbolicSparseColMat::<u32>::new_checked(n, n, column_starts, None, rows);
         let symbolic = factorize_symbolic_cholesky(
             structure.as_ref(),
@@ -86,12 +91,25 @@ impl Factor {
             SymmetricOrdering::Amd,
             CholeskySymbolicParams::default(),
         )
-        .map_err(|e| anyhow!("cannot analyse the projective system matrix: {e:?}"))?;
+        .map_err(|e| anyhow!("cannot analyse the projective system matrix: {e:?}"));
+        Analysed {
+            structure,
+            values,
+            symbolic,
+        }
+    }
+}
+
+impl Factor {
+    /// Factors the matrix (symbolic analysis with AMD ordering, then the numeric factor).
+    pub fn new(matrix: LowerTriangle) -> Result<Factor> {
+        let analysed = Analysed::new(matrix);
+        let symbolic = analysed.symbolic?;
         let mut factor_values = vec![0.0; symbolic.len_val()];
         let mut scratch = MemBuffer::new(
             symbolic.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()),
         );
-        let matrix = SparseColMatRef::new(structure.as_ref(), &values);
+        let matrix = SparseColMatRef::new(analysed.structure.as_ref(), &analysed.values);
         if let Err(e) = symbolic.factorize_numeric_llt(
             &mut factor_values,
             matrix,
@@ -106,7 +124,7 @@ impl Factor {
         Ok(Factor {
             symbolic,
             values: factor_values,
-            matrix_nonzeros,
+            matrix_nonzeros: analysed.values.len(),
         })
     }
 
@@ -115,16 +133,9 @@ impl Factor {
     /// per value (an upper bound: a supernodal factor shares them within a supernode).
     pub fn analysed_bytes(matrix: LowerTriangle) -> usize {
         let n = matrix.n;
-        let (column_starts, rows, values) = matrix.compress();
-        let matrix_bytes = values.len() * 12 + (n + 1) * 4;
-        let structure = SymbolicSparseColMat::<u32>::new_checked(n, n, column_starts, None, rows);
-        let factor_values = factorize_symbolic_cholesky(
-            structure.as_ref(),
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            CholeskySymbolicParams::default(),
-        )
-        .map_or(0, |symbolic| symbolic.len_val());
+        let analysed = Analysed::new(matrix);
+        let matrix_bytes = analysed.values.len() * 12 + (n + 1) * 4;
+        let factor_values = analysed.symbolic.map_or(0, |s| s.len_val());
         matrix_bytes + factor_values * 12
     }
 
