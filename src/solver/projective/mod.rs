@@ -18,9 +18,11 @@
 //! in [`terms`]: a compliance α gives XPBD's energy `C²/2α` exactly, so a static equilibrium
 //! is XPBD's.
 //!
-//! **Contacts** are not terms of the matrix (they change every substep): after each global
-//! step the positions go through the same contact projections as XPBD's, so nothing ends an
-//! iteration inside a collider (the paper's "projection after each iteration" option).
+//! **Contacts**: every particle of a colliding object has a contact term in the matrix for the
+//! whole run ([`terms::ContactTerms`]), whose projection in the local step is the particle
+//! pushed out of the colliders (or itself when clear of them); and after each global step the
+//! positions go through the same contact projections as XPBD's, so nothing ends an iteration
+//! inside a collider. The projection alone gained energy at impacts (docs/physics.md).
 //!
 //! **Chebyshev acceleration** (Wang 2015, "A Chebyshev Semi-Iterative Approach for
 //! Accelerating Projective and Position-based Dynamics"), with `chebyshev_rho = ρ > 0`: the
@@ -42,7 +44,7 @@ use faer::dyn_stack::MemBuffer;
 use glam::DVec3;
 use serde::Serialize;
 use std::sync::Mutex;
-use terms::{CentredTerms, GoalTerms, LinearTerms, Unknowns, WeightContext};
+use terms::{CentredTerms, ContactTerms, GoalTerms, LinearTerms, Unknowns, WeightContext};
 
 /// `[simulation.projective]` as the solver uses it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -86,6 +88,8 @@ pub struct Terms {
     pub rope_bending: LinearTerms,
     /// One per shape-matching cluster, in the model's order.
     pub goals: Vec<GoalTerms>,
+    /// With colliders: one per particle.
+    pub contacts: ContactTerms,
     /// Per unknown, `m/h²`.
     pub inertia: Vec<f64>,
     /// Per unknown, its slots in the contribution buffer (compressed rows, slot order).
@@ -156,6 +160,14 @@ impl Terms {
             goals.push(terms);
         }
 
+        let contacts = if model.colliders.is_empty() {
+            ContactTerms::default()
+        } else {
+            let collides =
+                (0..particles.len()).map(|i| model.objects[model.owner[i] as usize].collide);
+            ContactTerms::new(collides, &context, slot)
+        };
+        slot += contacts.weight.len();
         let n = unknowns.particle.len();
         let inertia: Vec<f64> = unknowns
             .particle
@@ -175,6 +187,7 @@ impl Terms {
         for (cluster, terms) in model.shape_matching.iter().zip(&goals) {
             terms.add_to_matrix(cluster.particles.clone(), &unknowns, &mut matrix);
         }
+        contacts.add_to_matrix(&unknowns, &mut matrix);
         let mut terms = Terms {
             unknowns,
             stretch,
@@ -184,6 +197,7 @@ impl Terms {
             isometric_bending,
             rope_bending,
             goals,
+            contacts,
             inertia,
             incidence_starts: Vec::new(),
             incidence_slots: Vec::new(),
@@ -231,6 +245,10 @@ impl Terms {
                 &mut cluster.particles.clone().map(|i| i as u32),
             );
         }
+        place(
+            self.contacts.first_slot,
+            &mut (0..self.contacts.weight.len() as u32),
+        );
         // Left-out terms (weight 0) leave their slots at zero: harmless to sum.
         let n = self.unknowns.particle.len();
         let mut starts = vec![0u32; n + 1];

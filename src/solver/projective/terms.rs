@@ -402,3 +402,48 @@ mod tests {
         let _ = MaterialId::RIGID;
     }
 }
+
+/// Contact terms (the paper's collision constraints in the local step): one per free particle
+/// of a colliding object, `A = I`, `p` the particle projected out of every collider it is
+/// inside (or the particle itself when it touches none), `W = κ_c m/h²` with
+/// κ_c = [`CONTACT_WEIGHT_RATIO`]. The weight stays in the matrix whether or not the particle
+/// touches anything, so the matrix never changes; a particle clear of the colliders pulls
+/// towards where it is (no force at convergence).
+#[derive(Debug, Clone, Default)]
+pub struct ContactTerms {
+    /// `W` per particle; 0 for particles that do not collide (or are pinned).
+    pub weight: Vec<f64>,
+    pub first_slot: usize,
+}
+
+/// Ratio of a contact term's weight to its particle's inertia `m/h²`.
+pub const CONTACT_WEIGHT_RATIO: f64 = 10.0;
+
+impl ContactTerms {
+    pub fn new(
+        collides: impl Iterator<Item = bool>,
+        context: &WeightContext,
+        first_slot: usize,
+    ) -> Self {
+        let weight = collides
+            .enumerate()
+            .map(|(i, collides)| {
+                if collides && context.unknowns.is_free(i as u32) {
+                    CONTACT_WEIGHT_RATIO * context.mass[i] * context.inv_h_sq
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        ContactTerms { weight, first_slot }
+    }
+
+    pub fn add_to_matrix(&self, unknowns: &Unknowns, matrix: &mut super::factor::LowerTriangle) {
+        for (i, &w) in self.weight.iter().enumerate() {
+            if w > 0.0 {
+                let u = unknowns.of_particle[i];
+                matrix.add(u, u, w);
+            }
+        }
+    }
+}

@@ -517,7 +517,7 @@ impl Frame<'_> {
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
                 match &self.projective {
-                    Some(pd) => self.projective_iteration(pd, t, iteration),
+                    Some(pd) => self.projective_iteration(pd, t, iteration, &posed),
                     None => self.solve_constraints(t, first, h),
                 }
                 self.solve_particle_contacts(t, first);

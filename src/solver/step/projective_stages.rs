@@ -5,6 +5,7 @@
 
 use super::xpbd_stages::SharedBlock;
 use super::{Divergence, Frame, Solver};
+use crate::collision::{resolve_contact, PosedCollider};
 use crate::constraints::curvature::CurvatureConstraint;
 use crate::constraints::Constraint;
 use crate::solver::parallel::{share, SharedSlice};
@@ -78,7 +79,13 @@ impl Solver {
 
 impl Frame<'_> {
     /// One local/global iteration (the `iteration`-th of the substep, from 0) on thread `t`.
-    pub(super) fn projective_iteration(&self, pd: &ProjectiveStage, t: usize, iteration: usize) {
+    pub(super) fn projective_iteration(
+        &self,
+        pd: &ProjectiveStage,
+        t: usize,
+        iteration: usize,
+        posed: &[PosedCollider],
+    ) {
         let particles = share(0..self.x.len(), t, self.threads);
         if iteration == 0 {
             // SAFETY: this thread's share of the particles; nothing writes positions until
@@ -95,6 +102,7 @@ impl Frame<'_> {
             }
         }
         self.local_step(pd, t);
+        self.contact_share(pd, t, posed);
         self.barrier.wait();
         self.assemble_rhs(pd, t);
         self.barrier.wait();
@@ -144,6 +152,38 @@ impl Frame<'_> {
                     *out = (r * *q + centre) * w;
                 }
             }
+        }
+    }
+
+    /// This thread's share of the contact terms: each particle's target projected out of
+    /// the colliders it is inside.
+    fn contact_share(&self, pd: &ProjectiveStage, t: usize, posed: &[PosedCollider]) {
+        let terms = &pd.system.terms.contacts;
+        if terms.weight.is_empty() {
+            return;
+        }
+        let range = share(0..terms.weight.len(), t, self.threads);
+        let radius = self.params.particle_radius;
+        let slots = terms.first_slot + range.start..terms.first_slot + range.end;
+        // SAFETY: read-only in this stage; the slots of this thread's particles are its own.
+        let (x, x_prev, out) = unsafe {
+            (
+                self.x.as_slice(),
+                self.x_prev.as_slice(),
+                pd.contributions.range(slots),
+            )
+        };
+        for (i, out) in range.zip(out) {
+            let w = terms.weight[i];
+            if w == 0.0 {
+                continue;
+            }
+            let mut target = x[i];
+            for collider in posed {
+                let margin = collider.collider.contact_margin(radius);
+                resolve_contact(collider, margin, &mut target, x_prev[i]);
+            }
+            *out = target * w;
         }
     }
 
