@@ -39,6 +39,17 @@ impl LowerTriangle {
         self.entries.push((column, row, value));
     }
 
+    /// The diagonal of the matrix so far (entries added for `(k, k)`, summed).
+    pub fn diagonal(&self) -> Vec<f64> {
+        let mut diagonal = vec![0.0; self.n];
+        for &(column, row, value) in &self.entries {
+            if column == row {
+                diagonal[row as usize] += value;
+            }
+        }
+        diagonal
+    }
+
     /// Compressed columns: sorted by (column, row), repeated entries summed in the order they
     /// were added (a stable sort), so the values do not depend on anything but the input.
     fn compress(mut self) -> (Vec<u32>, Vec<u32>, Vec<f64>) {

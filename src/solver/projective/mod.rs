@@ -22,7 +22,8 @@
 //! whole run ([`terms::ContactTerms`]), whose projection in the local step is the particle
 //! pushed out of the colliders (or itself when clear of them); and after each global step the
 //! positions go through the same contact projections as XPBD's, so nothing ends an iteration
-//! inside a collider. The projection alone gained energy at impacts (docs/physics.md).
+//! inside a collider. The projection alone, or with weaker contact terms, gained energy at
+//! impacts (docs/physics.md).
 //!
 //! **Chebyshev acceleration** (Wang 2015, "A Chebyshev Semi-Iterative Approach for
 //! Accelerating Projective and Position-based Dynamics"), with `chebyshev_rho = ρ > 0`: the
@@ -160,14 +161,7 @@ impl Terms {
             goals.push(terms);
         }
 
-        let contacts = if model.colliders.is_empty() {
-            ContactTerms::default()
-        } else {
-            let collides =
-                (0..particles.len()).map(|i| model.objects[model.owner[i] as usize].collide);
-            ContactTerms::new(collides, &context, slot)
-        };
-        slot += contacts.weight.len();
+        let contacts_first_slot = slot;
         let n = unknowns.particle.len();
         let inertia: Vec<f64> = unknowns
             .particle
@@ -187,6 +181,14 @@ impl Terms {
         for (cluster, terms) in model.shape_matching.iter().zip(&goals) {
             terms.add_to_matrix(cluster.particles.clone(), &unknowns, &mut matrix);
         }
+        let contacts = if model.colliders.is_empty() {
+            ContactTerms::default()
+        } else {
+            let collides =
+                (0..particles.len()).map(|i| model.objects[model.owner[i] as usize].collide);
+            ContactTerms::new(collides, &matrix.diagonal(), &unknowns, contacts_first_slot)
+        };
+        slot += contacts.weight.len();
         contacts.add_to_matrix(&unknowns, &mut matrix);
         let mut terms = Terms {
             unknowns,

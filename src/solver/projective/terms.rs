@@ -405,10 +405,12 @@ mod tests {
 
 /// Contact terms (the paper's collision constraints in the local step): one per free particle
 /// of a colliding object, `A = I`, `p` the particle projected out of every collider it is
-/// inside (or the particle itself when it touches none), `W = κ_c m/h²` with
-/// κ_c = [`CONTACT_WEIGHT_RATIO`]. The weight stays in the matrix whether or not the particle
-/// touches anything, so the matrix never changes; a particle clear of the colliders pulls
-/// towards where it is (no force at convergence).
+/// inside (or the particle itself when it touches none), `W` = [`CONTACT_WEIGHT_RATIO`] × the
+/// particle's own diagonal entry of `H` without it (its inertia and every other term's weight
+/// on it), so a contact holds a particle as firmly as its neighbours pull it. The weight stays
+/// in the matrix whether or not the particle touches anything, so the matrix never changes; a
+/// particle clear of the colliders pulls towards where it is (no force at convergence, but an
+/// iteration then moves it only part of the way).
 #[derive(Debug, Clone, Default)]
 pub struct ContactTerms {
     /// `W` per particle; 0 for particles that do not collide (or are pinned).
@@ -416,20 +418,22 @@ pub struct ContactTerms {
     pub first_slot: usize,
 }
 
-/// Ratio of a contact term's weight to its particle's inertia `m/h²`.
-pub const CONTACT_WEIGHT_RATIO: f64 = 10.0;
+/// Ratio of a contact term's weight to its particle's diagonal entry of `H` without it.
+pub const CONTACT_WEIGHT_RATIO: f64 = 1.0;
 
 impl ContactTerms {
     pub fn new(
         collides: impl Iterator<Item = bool>,
-        context: &WeightContext,
+        diagonal: &[f64],
+        unknowns: &Unknowns,
         first_slot: usize,
     ) -> Self {
         let weight = collides
             .enumerate()
             .map(|(i, collides)| {
-                if collides && context.unknowns.is_free(i as u32) {
-                    CONTACT_WEIGHT_RATIO * context.mass[i] * context.inv_h_sq
+                let u = unknowns.of_particle[i];
+                if collides && u != PINNED {
+                    CONTACT_WEIGHT_RATIO * diagonal[u as usize]
                 } else {
                     0.0
                 }
