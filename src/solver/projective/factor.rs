@@ -75,13 +75,18 @@ impl LowerTriangle {
     }
 }
 
-/// `L` with `H = L Lᵀ`, and what a solve needs.
+/// `L` with `H = L Lᵀ`, and what a solve needs; and the matrix it was made from, so that
+/// [`Factor::refactor_with_diagonal`] can factor it again with a diagonal added (contacts)
+/// on the same symbolic analysis.
 #[derive(Debug)]
 pub struct Factor {
     symbolic: SymbolicCholesky<u32>,
     values: Vec<f64>,
-    /// Nonzeros of the lower triangle of `H`.
-    matrix_nonzeros: usize,
+    structure: SymbolicSparseColMat<u32>,
+    /// The values of `H` without any added diagonal.
+    matrix_values: Vec<f64>,
+    /// Where each column's diagonal entry is in `matrix_values`.
+    diagonal_index: Vec<usize>,
 }
 
 /// A compressed matrix and its symbolic analysis (AMD fill-reducing ordering).
@@ -113,39 +118,49 @@ impl Analysed {
 
 impl Factor {
     /// Factors the matrix (symbolic analysis with AMD ordering, then the numeric factor).
+    /// Every column must hold its diagonal entry.
     pub fn new(matrix: LowerTriangle) -> Result<Factor> {
         let analysed = Analysed::new(matrix);
         let symbolic = analysed.symbolic?;
-        let mut factor_values = vec![0.0; symbolic.len_val()];
-        let mut scratch = MemBuffer::new(
-            symbolic.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()),
-        );
-        let matrix = SparseColMatRef::new(analysed.structure.as_ref(), &analysed.values);
-        if let Err(e) = symbolic.factorize_numeric_llt(
-            &mut factor_values,
-            matrix,
-            Side::Lower,
-            LltRegularization::default(),
-            Par::Seq,
-            MemStack::new(&mut scratch),
-            Default::default(),
-        ) {
-            bail!("the projective system matrix is not positive definite ({e:?})");
-        }
+        let structure = analysed.structure;
+        let diagonal_index = (0..structure.ncols())
+            .map(|k| {
+                let range = structure.col_range(k);
+                let mut rows = structure.row_idx()[range.clone()].iter();
+                let position = rows.position(|&row| row as usize == k);
+                position.map(|p| range.start + p)
+            })
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(|| anyhow!("the projective system matrix lacks a diagonal entry"))?;
+        let mut values = vec![0.0; symbolic.len_val()];
+        factorize(&symbolic, &structure, &analysed.values, &mut values)?;
         Ok(Factor {
             symbolic,
-            values: factor_values,
-            matrix_nonzeros: analysed.values.len(),
+            values,
+            structure,
+            matrix_values: analysed.values,
+            diagonal_index,
         })
     }
 
+    /// Factors `H + diag(extra)` (one entry per unknown, each ≥ 0) in place of the factor
+    /// held, on the same symbolic analysis: a numeric factorization only.
+    pub fn refactor_with_diagonal(&mut self, extra: &[f64]) -> Result<()> {
+        let mut values = self.matrix_values.clone();
+        for (&index, &added) in self.diagonal_index.iter().zip(extra) {
+            values[index] += added;
+        }
+        factorize(&self.symbolic, &self.structure, &values, &mut self.values)
+    }
+
     /// Bytes the factorization of `matrix` holds at its peak, from the symbolic analysis
-    /// alone (`check`'s estimate): the compressed matrix, `L`'s values and a `u32` row index
-    /// per value (an upper bound: a supernodal factor shares them within a supernode).
+    /// alone (`check`'s estimate): the compressed matrix (and the copy a refactorization
+    /// adds the contacts to), `L`'s values and a `u32` row index per value (an upper bound: a
+    /// supernodal factor shares them within a supernode).
     pub fn analysed_bytes(matrix: LowerTriangle) -> usize {
         let n = matrix.n;
         let analysed = Analysed::new(matrix);
-        let matrix_bytes = analysed.values.len() * 12 + (n + 1) * 4;
+        let matrix_bytes = analysed.values.len() * 20 + (n + 1) * 4;
         let factor_values = analysed.symbolic.map_or(0, |s| s.len_val());
         matrix_bytes + factor_values * 12
     }
@@ -161,7 +176,7 @@ impl Factor {
 
     /// Nonzeros of the lower triangle of `H`.
     pub fn matrix_nonzeros(&self) -> usize {
-        self.matrix_nonzeros
+        self.matrix_values.len()
     }
 
     /// Bytes of `L`'s values (f64), the bulk of the factor's memory.
@@ -185,6 +200,31 @@ impl Factor {
             MemStack::new(scratch),
         );
     }
+}
+
+/// The numeric Cholesky factor of the matrix `structure` with `values`, into `factor_values`
+/// (`symbolic.len_val()` of them).
+fn factorize(
+    symbolic: &SymbolicCholesky<u32>,
+    structure: &SymbolicSparseColMat<u32>,
+    values: &[f64],
+    factor_values: &mut [f64],
+) -> Result<()> {
+    let mut scratch =
+        MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()));
+    let matrix = SparseColMatRef::new(structure.as_ref(), values);
+    if let Err(e) = symbolic.factorize_numeric_llt(
+        factor_values,
+        matrix,
+        Side::Lower,
+        LltRegularization::default(),
+        Par::Seq,
+        MemStack::new(&mut scratch),
+        Default::default(),
+    ) {
+        bail!("the projective system matrix is not positive definite ({e:?})");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,18 +12,22 @@
 //!   contacts: the XPBD contact projections (colliders, particles, mesh features)
 //! ```
 //!
-//! The matrix is the same every substep and for the three coordinates: it is factored once
-//! per run ([`factor`]) and again only when the model's topology changes (tearing), counted
-//! in [`ProjectiveState::factorizations`] and the stats log. The terms and their weights are
-//! in [`terms`]: a compliance α gives XPBD's energy `C²/2α` exactly, so a static equilibrium
-//! is XPBD's.
+//! The matrix is the same for the three coordinates. Its elastic part is factored once per
+//! run ([`factor`]) and again only when the model's topology changes (tearing); contacts add
+//! to its diagonal while particles touch, and change it with a numeric refactorization on the
+//! same symbolic analysis. All are counted in [`ProjectiveState::factorizations`] and the
+//! stats log. The terms and their weights are in [`terms`]: a compliance α gives XPBD's
+//! energy `C²/2α` exactly, so a static equilibrium is XPBD's.
 //!
-//! **Contacts**: every particle of a colliding object has a contact term in the matrix for the
-//! whole run ([`terms::ContactTerms`]), whose projection in the local step is the particle
-//! pushed out of the colliders (or itself when clear of them); and after each global step the
-//! positions go through the same contact projections as XPBD's, so nothing ends an iteration
-//! inside a collider. The projection alone, or with weaker contact terms, gained energy at
-//! impacts (docs/physics.md).
+//! **Contacts** (the paper's collision constraints, in the matrix while they act): a particle
+//! touches in an iteration when its iterate is inside a collider's contact margin, or when
+//! the contact projections (colliders, particles, mesh features) moved it after the previous
+//! global step; it then has a term `W |x − p|²/2` with `p` its iterate pushed out of the
+//! colliders ([`terms::ContactTerms`]). When the touching set differs from the one the factor
+//! holds, thread 0 refactors `H + Σ W` (numeric only). After each global step the positions
+//! also go through XPBD's contact projections, so nothing ends an iteration inside a
+//! collider. The projection alone gained energy at impacts, and terms kept in the matrix for
+//! the whole run dragged every colliding particle (docs/physics.md).
 //!
 //! **Chebyshev acceleration** (Wang 2015, "A Chebyshev Semi-Iterative Approach for
 //! Accelerating Projective and Position-based Dynamics"), with `chebyshev_rho = ρ > 0`: the
@@ -44,7 +48,7 @@ use factor::{Factor, LowerTriangle};
 use faer::dyn_stack::MemBuffer;
 use glam::DVec3;
 use serde::Serialize;
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 use terms::{CentredTerms, ContactTerms, GoalTerms, LinearTerms, Unknowns, WeightContext};
 
 /// `[simulation.projective]` as the solver uses it.
@@ -74,7 +78,9 @@ impl Settings {
 #[derive(Debug)]
 pub struct System {
     pub terms: Terms,
-    pub factor: Factor,
+    /// The factor of `H`, with the contact terms of the particles touching now; thread 0
+    /// refactors it between barriers when they change.
+    pub factor: RwLock<Factor>,
 }
 
 /// The terms of every kind, the unknowns, and where each term's contributions go.
@@ -105,7 +111,7 @@ impl System {
         let (terms, matrix) = Terms::assemble(model);
         Ok(System {
             terms,
-            factor: Factor::new(matrix)?,
+            factor: RwLock::new(Factor::new(matrix)?),
         })
     }
 
@@ -181,15 +187,19 @@ impl Terms {
         for (cluster, terms) in model.shape_matching.iter().zip(&goals) {
             terms.add_to_matrix(cluster.particles.clone(), &unknowns, &mut matrix);
         }
-        let contacts = if model.colliders.is_empty() {
-            ContactTerms::default()
-        } else {
+        // Objects that touch colliders, each other or themselves.
+        let touches = |object: &crate::model::ObjectLayout| {
+            object.collide && (!model.colliders.is_empty() || model.objects.len() > 1)
+                || object.self_collision
+        };
+        let contacts = if model.objects.iter().any(touches) {
             let collides =
-                (0..particles.len()).map(|i| model.objects[model.owner[i] as usize].collide);
+                (0..particles.len()).map(|i| touches(&model.objects[model.owner[i] as usize]));
             ContactTerms::new(collides, &matrix.diagonal(), &unknowns, contacts_first_slot)
+        } else {
+            ContactTerms::default()
         };
         slot += contacts.weight.len();
-        contacts.add_to_matrix(&unknowns, &mut matrix);
         let mut terms = Terms {
             unknowns,
             stretch,
@@ -326,10 +336,15 @@ pub struct ProjectiveState {
     pub inertial: Vec<DVec3>,
     /// The iterate before the current one (Chebyshev); empty when acceleration is off.
     pub previous: Vec<DVec3>,
+    /// Every particle where the last global step put it (before the contact projections).
+    pub solved: Vec<DVec3>,
     /// Solve scratch, one per coordinate.
     pub scratch: [Mutex<MemBuffer>; 3],
-    /// Factorizations made since the run started.
-    pub factorizations: usize,
+    /// Per particle, whether its contact term acts in this iteration (it touches a collider).
+    pub touching: Vec<bool>,
+    /// The touching particles the factor holds contact terms for, and the factorizations made
+    /// since the run started.
+    pub factored: Mutex<FactoredContacts>,
     /// The model's topology version the system was built for.
     pub topology: u64,
 }
@@ -350,21 +365,50 @@ impl ProjectiveState {
             } else {
                 Vec::new()
             },
-            scratch: std::array::from_fn(|_| Mutex::new(system.factor.solve_scratch())),
+            scratch: std::array::from_fn(|_| {
+                Mutex::new(
+                    system
+                        .factor
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .solve_scratch(),
+                )
+            }),
+            solved: vec![DVec3::ZERO; n],
+            touching: vec![false; n],
+            factored: Mutex::new(FactoredContacts {
+                touching: vec![false; n],
+                factorizations: factorizations + 1,
+            }),
             system,
-            factorizations: factorizations + 1,
             topology: topology_version(model),
         })
     }
 
     pub fn figures(&self) -> ProjectiveFigures {
+        let factor = self.system.factor.read().unwrap_or_else(|e| e.into_inner());
         ProjectiveFigures {
-            factorizations: self.factorizations,
-            unknowns: self.system.factor.len(),
-            matrix_nonzeros: self.system.factor.matrix_nonzeros(),
-            factor_bytes: self.system.factor.value_bytes(),
+            factorizations: self.factorizations(),
+            unknowns: factor.len(),
+            matrix_nonzeros: factor.matrix_nonzeros(),
+            factor_bytes: factor.value_bytes(),
         }
     }
+
+    /// Factorizations made since the run started.
+    pub fn factorizations(&self) -> usize {
+        self.factored
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .factorizations
+    }
+}
+
+/// Which particles' contact terms the factor holds.
+#[derive(Debug)]
+pub struct FactoredContacts {
+    pub touching: Vec<bool>,
+    pub factorizations: usize,
 }
 
 /// Sum of the objects' topology versions: changes whenever a tear remade constraints.

@@ -499,14 +499,14 @@ mod tests {
     }
 }
 
-/// Contact terms (the paper's collision constraints in the local step): one per free particle
-/// of a colliding object, `A = I`, `p` the particle projected out of every collider it is
-/// inside (or the particle itself when it touches none), `W` = [`CONTACT_WEIGHT_RATIO`] × the
-/// particle's own diagonal entry of `H` without it (its inertia and every other term's weight
-/// on it), so a contact holds a particle as firmly as its neighbours pull it. The weight stays
-/// in the matrix whether or not the particle touches anything, so the matrix never changes; a
-/// particle clear of the colliders pulls towards where it is (no force at convergence, but an
-/// iteration then moves it only part of the way).
+/// Contact terms (the paper's collision constraints in the local step): a particle of a
+/// colliding object that is inside a collider's contact margin when the local step looks at
+/// it gets the term `A = I`, `p` = the particle projected out of the colliders (with
+/// friction), `W` = [`CONTACT_WEIGHT_RATIO`] × the particle's own diagonal entry of `H`
+/// without contacts (its inertia and every other term's weight on it), so a contact holds a
+/// particle as firmly as its neighbours pull it. The term is in the matrix only while the
+/// particle touches: when the set of touching particles changes, `H + Σ W` is factored again
+/// on the same symbolic analysis ([`super::factor::Factor::refactor_with_diagonal`]).
 #[derive(Debug, Clone, Default)]
 pub struct ContactTerms {
     /// `W` per particle; 0 for particles that do not collide (or are pinned).
@@ -538,12 +538,14 @@ impl ContactTerms {
         ContactTerms { weight, first_slot }
     }
 
-    pub fn add_to_matrix(&self, unknowns: &Unknowns, matrix: &mut super::factor::LowerTriangle) {
-        for (i, &w) in self.weight.iter().enumerate() {
-            if w > 0.0 {
-                let u = unknowns.of_particle[i];
-                matrix.add(u, u, w);
+    /// The diagonal the terms of the `touching` particles add to `H`, per unknown.
+    pub fn added_diagonal(&self, touching: &[bool], unknowns: &Unknowns) -> Vec<f64> {
+        let mut added = vec![0.0; unknowns.particle.len()];
+        for ((&w, &touches), &u) in self.weight.iter().zip(touching).zip(&unknowns.of_particle) {
+            if touches && w > 0.0 {
+                added[u as usize] = w;
             }
         }
+        added
     }
 }

@@ -11,7 +11,7 @@ use crate::constraints::Constraint;
 use crate::solver::parallel::{share, SharedSlice};
 use crate::solver::projective::terms::{CentredTerms, LinearTerms};
 use crate::solver::projective::{
-    topology_version, ProjectiveFigures, ProjectiveState, Settings, System,
+    topology_version, FactoredContacts, ProjectiveFigures, ProjectiveState, Settings, System,
 };
 use anyhow::Result;
 use faer::dyn_stack::MemBuffer;
@@ -26,6 +26,9 @@ pub(super) struct ProjectiveStage<'a> {
     rhs: SharedSlice<'a, f64>,
     inertial: SharedSlice<'a, DVec3>,
     previous: SharedSlice<'a, DVec3>,
+    solved: SharedSlice<'a, DVec3>,
+    touching: SharedSlice<'a, bool>,
+    factored: &'a Mutex<FactoredContacts>,
     scratch: &'a [Mutex<MemBuffer>; 3],
 }
 
@@ -38,6 +41,9 @@ impl<'a> ProjectiveStage<'a> {
             rhs: SharedSlice::new(&mut state.rhs),
             inertial: SharedSlice::new(&mut state.inertial),
             previous: SharedSlice::new(&mut state.previous),
+            solved: SharedSlice::new(&mut state.solved),
+            touching: SharedSlice::new(&mut state.touching),
+            factored: &state.factored,
             scratch: &state.scratch,
         }
     }
@@ -70,7 +76,7 @@ impl Solver {
     /// changed: a tear, or a checkpoint of a torn object restored).
     pub(crate) fn rebuild_projective(&mut self) -> Result<()> {
         if let Some(state) = &self.projective {
-            let (settings, count) = (state.settings, state.factorizations);
+            let (settings, count) = (state.settings, state.factorizations());
             self.projective = Some(ProjectiveState::new(&self.model, settings, count)?);
         }
         Ok(())
@@ -102,10 +108,14 @@ impl Frame<'_> {
             }
         }
         self.local_step(pd, t);
-        self.contact_share(pd, t, posed);
+        self.contact_share(pd, t, iteration, posed);
         self.barrier.wait();
+        if t == 0 {
+            self.refactor_for_contacts(pd);
+        }
         self.assemble_rhs(pd, t);
         self.barrier.wait();
+        let factor = pd.system.factor.read().unwrap_or_else(|e| e.into_inner());
         for coordinate in (0..3).filter(|c| c % self.threads == t) {
             let n = pd.system.terms.unknowns.particle.len();
             // SAFETY: column `coordinate` is this thread's alone in this stage.
@@ -113,8 +123,9 @@ impl Frame<'_> {
             let mut scratch = pd.scratch[coordinate]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            pd.system.factor.solve(column, &mut scratch);
+            factor.solve(column, &mut scratch);
         }
+        drop(factor);
         self.barrier.wait();
         self.write_back(pd, t, iteration);
         self.barrier.wait();
@@ -155,9 +166,17 @@ impl Frame<'_> {
         }
     }
 
-    /// This thread's share of the contact terms: each particle's target projected out of
-    /// the colliders it is inside.
-    fn contact_share(&self, pd: &ProjectiveStage, t: usize, posed: &[PosedCollider]) {
+    /// This thread's share of the contact terms: a particle touches when it is inside a
+    /// collider's contact margin, or (after the first iteration) when the contact projections
+    /// moved it after the last global step; its target is where it is, pushed out of the
+    /// colliders.
+    fn contact_share(
+        &self,
+        pd: &ProjectiveStage,
+        t: usize,
+        iteration: usize,
+        posed: &[PosedCollider],
+    ) {
         let terms = &pd.system.terms.contacts;
         if terms.weight.is_empty() {
             return;
@@ -165,26 +184,67 @@ impl Frame<'_> {
         let range = share(0..terms.weight.len(), t, self.threads);
         let radius = self.params.particle_radius;
         let slots = terms.first_slot + range.start..terms.first_slot + range.end;
-        // SAFETY: read-only in this stage; the slots of this thread's particles are its own.
-        let (x, x_prev, out) = unsafe {
+        // SAFETY: read-only in this stage; the slots and flags of this thread's particles are
+        // its own.
+        let (x, x_prev, solved, out, touching) = unsafe {
             (
                 self.x.as_slice(),
                 self.x_prev.as_slice(),
+                pd.solved.as_slice(),
                 pd.contributions.range(slots),
+                pd.touching.range(range.clone()),
             )
         };
-        for (i, out) in range.zip(out) {
+        for ((i, out), touches) in range.zip(out).zip(touching) {
             let w = terms.weight[i];
-            if w == 0.0 {
-                continue;
-            }
             let mut target = x[i];
-            for collider in posed {
-                let margin = collider.collider.contact_margin(radius);
-                resolve_contact(collider, margin, &mut target, x_prev[i]);
+            let mut touched = w > 0.0 && iteration > 0 && x[i] != solved[i];
+            if w > 0.0 {
+                for (c, collider) in posed.iter().enumerate() {
+                    let margin = collider.collider.contact_margin(radius);
+                    if let Some((normal, surface)) =
+                        resolve_contact(collider, margin, &mut target, x_prev[i])
+                    {
+                        touched = true;
+                        // The velocity update takes the normal speed off a particle the
+                        // contact term holds, as off one the projection moves.
+                        // SAFETY: particle i is in this thread's share.
+                        unsafe {
+                            self.contact_collider.range(i..i + 1)[0] = c as u32;
+                            self.contact_normal.range(i..i + 1)[0] = normal;
+                            self.contact_surface.range(i..i + 1)[0] = surface;
+                        }
+                    }
+                }
             }
-            *out = target * w;
+            *touches = touched;
+            *out = if touched { target * w } else { DVec3::ZERO };
         }
+    }
+
+    /// Thread 0, while the others assemble their right-hand sides: factors `H` again with the
+    /// contact terms of the particles touching now, when they are not the ones it holds. A
+    /// failure (it cannot happen: a positive diagonal added to a positive definite matrix)
+    /// stops the frame as a divergence.
+    fn refactor_for_contacts(&self, pd: &ProjectiveStage) {
+        if pd.system.terms.contacts.weight.is_empty() {
+            return;
+        }
+        // SAFETY: written in the local step, behind a barrier; read-only now.
+        let touching = unsafe { pd.touching.as_slice() };
+        let mut factored = pd.factored.lock().unwrap_or_else(|e| e.into_inner());
+        if factored.touching == touching {
+            return;
+        }
+        let terms = &pd.system.terms;
+        let added = terms.contacts.added_diagonal(touching, &terms.unknowns);
+        let mut factor = pd.system.factor.write().unwrap_or_else(|e| e.into_inner());
+        if factor.refactor_with_diagonal(&added).is_err() {
+            self.first_bad
+                .fetch_min(0, std::sync::atomic::Ordering::AcqRel);
+        }
+        factored.touching.copy_from_slice(touching);
+        factored.factorizations += 1;
     }
 
     fn centred_share<const N: usize, K: Constraint<N>>(
@@ -266,6 +326,8 @@ impl Frame<'_> {
                 *x = (solved - *previous) * omega + *previous;
                 *previous = before;
             }
+            // SAFETY: as for `x`.
+            unsafe { pd.solved.range(i..i + 1)[0] = *x };
         }
     }
 }
