@@ -1,7 +1,8 @@
 //! The global step's matrix `H = M/h² + Σ_i W_i A_iᵀ A_i` (Bouaziz et al. 2014, eq. 11), one
-//! row per free particle and shared by the three coordinates, factored once as `H = L Lᵀ` by
+//! row per free particle and shared by the three coordinates, factored as `H = L Lᵀ` by
 //! faer's sparse Cholesky (AMD fill-reducing ordering; faer picks a simplicial or supernodal
-//! factorization by the flop ratio). Every faer call runs with `Par::Seq`, so a solve is a
+//! factorization by the flop ratio): analysed once, and factored again numerically when
+//! contacts add to its diagonal. Every faer call runs with `Par::Seq`, so a solve is a
 //! fixed sequence of floating-point operations: the same bits for any thread count (the three
 //! coordinates are solved side by side, one per thread, each on its own).
 //!
