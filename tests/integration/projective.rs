@@ -528,3 +528,49 @@ fn a_cloth_piling_onto_itself_stays_calm_and_uncrossed() {
         "at rest the cloth keeps its lengths: strain {last}"
     );
 }
+
+/// Contacts refactor the matrix whenever the touching set changes; a resumed run starts with
+/// none factored. Neither may change a bit: the pile (ground and self contacts) at 1 and 2
+/// threads, and resumed on 3 from its checkpoint at frame 8.
+#[test]
+fn contacts_refactor_the_same_bits_at_any_thread_count_and_after_a_resume() {
+    let pile = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pile.toml");
+    let scene = std::fs::read_to_string(pile).unwrap();
+    let args = |threads: &'static str| {
+        [
+            "--frames",
+            "16",
+            "--format",
+            "ply",
+            "--set",
+            "simulation.solver=\"projective\"",
+            "--set",
+            "output.checkpoint_every=8",
+            "--threads",
+            threads,
+        ]
+    };
+    let reference = Workspace::new();
+    reference.run_ok(&scene, &args("1"));
+    let expected = files_with_extension(&reference.out(), "ply");
+    assert_eq!(expected.len(), 16);
+    let last = frame_records(&reference.out()).pop().unwrap();
+    assert!(last["projective"]["factorizations"].as_u64().unwrap() > 2);
+    let ws = Workspace::new();
+    ws.run_ok(&scene, &[&args("2")[..], &["--keep-checkpoints"]].concat());
+    assert!(
+        files_with_extension(&ws.out(), "ply") == expected,
+        "2 threads differ"
+    );
+    // As if killed after frame 12: the frames after the checkpoint at 8 are redone.
+    for frame in 9..=12 {
+        std::fs::remove_file(ws.out().join(format!("cloth.{frame:04}.ply"))).unwrap();
+    }
+    let resume = [&args("3")[..], &["--resume"]].concat();
+    ws.run_ok(&scene, &resume);
+    assert!(stats(&ws.out()).iter().any(|r| r["type"] == "resume"));
+    assert!(
+        files_with_extension(&ws.out(), "ply") == expected,
+        "the resume differs"
+    );
+}
