@@ -206,20 +206,25 @@ fn cloth_comes_to_rest_on_a_sphere_without_entering_it() {
         "it lies on the ball: {nearest}"
     );
     // At rest: the kinetic energy falls to a thousandth of its peak (a few particles at the
-    // ball's equator still flicker in and out of contact, at 0.02-0.1 m/s).
+    // ball's equator still move at 0.05-0.1 m/s).
     let kinetic: Vec<f64> = records
         .iter()
         .map(|r| r["kinetic_energy"].as_f64().unwrap())
         .collect();
     let peak = kinetic.iter().copied().fold(0.0, f64::max);
     assert!(kinetic[95] < 1e-3 * peak, "{} of {peak} J", kinetic[95]);
-    // Factored once before the cloth lands, then again only when the touching set changes.
+    // Factored once before the cloth lands, again when the touching set changes, and not
+    // while it rests (the last second).
     let factorizations: Vec<u64> = projective_figures(&ws.out())
         .iter()
         .map(|f| f["factorizations"].as_u64().unwrap())
         .collect();
     assert_eq!(factorizations[0], 1);
-    assert!(factorizations[95] > 1 && factorizations[95] <= 1 + 96 * 10 * 10);
+    assert!(factorizations[95] > 1, "{factorizations:?}");
+    assert!(
+        factorizations[95] - factorizations[71] <= 2,
+        "{factorizations:?}"
+    );
 }
 
 #[test]

@@ -167,9 +167,9 @@ impl Frame<'_> {
     }
 
     /// This thread's share of the contact terms: a particle touches when it is inside a
-    /// collider's contact margin, or (after the first iteration) when the contact projections
-    /// moved it after the last global step; its target is where it is, pushed out of the
-    /// colliders.
+    /// collider's contact margin, or (after the first iteration of the substep) when it touched
+    /// in an earlier iteration or the contact projections moved it after the last global step;
+    /// its target is where it is, pushed out of the colliders.
     fn contact_share(
         &self,
         pd: &ProjectiveStage,
@@ -198,7 +198,10 @@ impl Frame<'_> {
         for ((i, out), touches) in range.zip(out).zip(touching) {
             let w = terms.weight[i];
             let mut target = x[i];
-            let mut touched = w > 0.0 && iteration > 0 && x[i] != solved[i];
+            // Within a substep a particle that touched keeps its term (its target then is
+            // where it is): the set only grows, so the iterations refactor at most as often
+            // as new particles touch, not each time one leaves and comes back.
+            let mut touched = w > 0.0 && iteration > 0 && (*touches || x[i] != solved[i]);
             if w > 0.0 {
                 for (c, collider) in posed.iter().enumerate() {
                     let margin = collider.collider.contact_margin(radius);
