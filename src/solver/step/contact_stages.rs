@@ -6,6 +6,7 @@
 
 use super::Frame;
 use crate::collision::{resolve_contact, PosedCollider};
+use glam::DVec3;
 use std::sync::atomic::Ordering;
 
 impl Frame<'_> {
@@ -100,30 +101,48 @@ impl Frame<'_> {
         if self.colliders.is_empty() {
             return;
         }
-        let radius = self.params.particle_radius;
         // SAFETY: this thread's share of the particles; contacts touch one particle each.
-        let (x, x_prev, collider_of, normal_of, surface_of) = unsafe {
+        let (x, x_prev) = unsafe {
             (
                 self.x.range(range.clone()),
                 &*self.x_prev.range(range.clone()),
-                self.contact_collider.range(range.clone()),
-                self.contact_normal.range(range.clone()),
-                self.contact_surface.range(range.clone()),
             )
         };
-        let collides = &self.collides[range];
+        let collides = &self.collides[range.clone()];
         for k in (0..x.len()).filter(|&k| collides[k]) {
-            for (c, posed) in posed.iter().enumerate() {
-                let margin = posed.collider.contact_margin(radius);
-                if let Some((normal, surface)) =
-                    resolve_contact(posed, margin, &mut x[k], x_prev[k])
-                {
-                    collider_of[k] = c as u32;
-                    normal_of[k] = normal;
-                    surface_of[k] = surface;
+            // SAFETY: particle range.start + k is this thread's.
+            unsafe { self.push_out_of_colliders(range.start + k, &mut x[k], x_prev[k], posed) };
+        }
+    }
+
+    /// Pushes `p` (particle `i`'s position, or a target for it) out of every collider it is
+    /// inside, with friction against `x_prev`, and records the last collider it touched, that
+    /// collider's normal and surface motion for the velocity update. Whether any touched it.
+    ///
+    /// # Safety
+    /// Particle `i`'s contact entries must be the calling thread's alone in this stage.
+    pub(super) unsafe fn push_out_of_colliders(
+        &self,
+        i: usize,
+        p: &mut DVec3,
+        x_prev: DVec3,
+        posed: &[PosedCollider],
+    ) -> bool {
+        let radius = self.params.particle_radius;
+        let mut touched = false;
+        for (c, posed) in posed.iter().enumerate() {
+            let margin = posed.collider.contact_margin(radius);
+            if let Some((normal, surface)) = resolve_contact(posed, margin, p, x_prev) {
+                touched = true;
+                // SAFETY: the caller's (see above).
+                unsafe {
+                    self.contact_collider.range(i..i + 1)[0] = c as u32;
+                    self.contact_normal.range(i..i + 1)[0] = normal;
+                    self.contact_surface.range(i..i + 1)[0] = surface;
                 }
             }
         }
+        touched
     }
 
     /// The contact distance with collider `c`: particle radius plus its thickness.

@@ -5,7 +5,7 @@
 
 use super::xpbd_stages::SharedBlock;
 use super::{Divergence, Frame, Solver};
-use crate::collision::{resolve_contact, PosedCollider};
+use crate::collision::PosedCollider;
 use crate::constraints::curvature::CurvatureConstraint;
 use crate::constraints::Constraint;
 use crate::solver::parallel::{share, SharedSlice};
@@ -182,7 +182,6 @@ impl Frame<'_> {
             return;
         }
         let range = share(0..terms.weight.len(), t, self.threads);
-        let radius = self.params.particle_radius;
         let slots = terms.first_slot + range.start..terms.first_slot + range.end;
         // SAFETY: read-only in this stage; the slots and flags of this thread's particles are
         // its own.
@@ -202,23 +201,11 @@ impl Frame<'_> {
             // where it is): the set only grows, so the iterations refactor at most as often
             // as new particles touch, not each time one leaves and comes back.
             let mut touched = w > 0.0 && iteration > 0 && (*touches || x[i] != solved[i]);
-            if w > 0.0 {
-                for (c, collider) in posed.iter().enumerate() {
-                    let margin = collider.collider.contact_margin(radius);
-                    if let Some((normal, surface)) =
-                        resolve_contact(collider, margin, &mut target, x_prev[i])
-                    {
-                        touched = true;
-                        // The velocity update takes the normal speed off a particle the
-                        // contact term holds, as off one the projection moves.
-                        // SAFETY: particle i is in this thread's share.
-                        unsafe {
-                            self.contact_collider.range(i..i + 1)[0] = c as u32;
-                            self.contact_normal.range(i..i + 1)[0] = normal;
-                            self.contact_surface.range(i..i + 1)[0] = surface;
-                        }
-                    }
-                }
+            // The velocity update takes the normal speed off a particle the contact term
+            // holds, as off one the projection moves.
+            // SAFETY: particle i is in this thread's share.
+            if w > 0.0 && unsafe { self.push_out_of_colliders(i, &mut target, x_prev[i], posed) } {
+                touched = true;
             }
             *touches = touched;
             *out = if touched { target * w } else { DVec3::ZERO };
