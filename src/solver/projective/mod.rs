@@ -379,6 +379,7 @@ impl ProjectiveState {
             factored: Mutex::new(FactoredContacts {
                 touching: vec![false; n],
                 factorizations: factorizations + 1,
+                failure: None,
             }),
             system,
             topology: topology_version(model),
@@ -409,6 +410,9 @@ impl ProjectiveState {
 pub struct FactoredContacts {
     pub touching: Vec<bool>,
     pub factorizations: usize,
+    /// Why the last refactorization failed (it cannot: a positive diagonal added to a
+    /// positive definite matrix), reported as the frame's divergence.
+    pub failure: Option<String>,
 }
 
 /// Sum of the objects' topology versions: changes whenever a tear remade constraints.

@@ -387,8 +387,11 @@ impl Solver {
                 })
         });
         let first_bad = frame.first_bad.load(Ordering::Acquire);
+        drop(frame);
         match outcomes.into_iter().flatten().next() {
-            Some(substep) => Err(self.divergence(substep, first_bad)),
+            Some(substep) => Err(self
+                .projective_failure(substep)
+                .unwrap_or_else(|| self.divergence(substep, first_bad))),
             None => Ok(()),
         }
     }

@@ -72,6 +72,19 @@ impl Solver {
         })
     }
 
+    /// The divergence of `substep` when a projective refactorization failed in it.
+    pub(super) fn projective_failure(&mut self, substep: usize) -> Option<Divergence> {
+        let state = self.projective.as_mut()?;
+        let factored = state.factored.get_mut().unwrap_or_else(|e| e.into_inner());
+        let reason = factored.failure.take()?;
+        Some(Divergence {
+            substep,
+            object: self.model.objects[0].name.clone(),
+            vertex: 0,
+            reason,
+        })
+    }
+
     /// Builds and factors the projective system anew from the model (after its topology
     /// changed: a tear, or a checkpoint of a torn object restored).
     pub(crate) fn rebuild_projective(&mut self) -> Result<()> {
@@ -215,7 +228,7 @@ impl Frame<'_> {
     /// Thread 0, while the others assemble their right-hand sides: factors `H` again with the
     /// contact terms of the particles touching now, when they are not the ones it holds. A
     /// failure (it cannot happen: a positive diagonal added to a positive definite matrix)
-    /// stops the frame as a divergence.
+    /// stops the frame as a divergence that says so ([`Solver::projective_failure`]).
     fn refactor_for_contacts(&self, pd: &ProjectiveStage) {
         if pd.system.terms.contacts.weight.is_empty() {
             return;
@@ -229,7 +242,8 @@ impl Frame<'_> {
         let terms = &pd.system.terms;
         let added = terms.contacts.added_diagonal(touching, &terms.unknowns);
         let mut factor = pd.system.factor.write().unwrap_or_else(|e| e.into_inner());
-        if factor.refactor_with_diagonal(&added).is_err() {
+        if let Err(e) = factor.refactor_with_diagonal(&added) {
+            factored.failure = Some(format!("with its contact terms, {e:#}"));
             self.first_bad
                 .fetch_min(0, std::sync::atomic::Ordering::AcqRel);
         }
