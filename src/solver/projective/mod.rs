@@ -129,7 +129,8 @@ impl System {
             (model.stretch.len() + model.tets.len() + model.bending.len() + model.long_range.len())
                 * 16
                 + (model.isometric_bending.len() + model.rope_bending.len()) * 8;
-        let buffers = terms.slots * 24 + 3 * n * 8 + 2 * particles * 24;
+        // contributions, rhs, inertial + previous + solved, touching (two copies).
+        let buffers = terms.slots * 24 + 3 * n * 8 + 3 * particles * 24 + 2 * particles;
         factor + indices + unknowns + weights + buffers
     }
 }
@@ -336,11 +337,12 @@ pub struct ProjectiveState {
     pub inertial: Vec<DVec3>,
     /// The iterate before the current one (Chebyshev); empty when acceleration is off.
     pub previous: Vec<DVec3>,
-    /// Every particle where the last global step put it (before the contact projections).
+    /// Every particle where the last iteration's write-back put it (the global step's
+    /// solution, extrapolated with Chebyshev), before the contact projections.
     pub solved: Vec<DVec3>,
     /// Solve scratch, one per coordinate.
     pub scratch: [Mutex<MemBuffer>; 3],
-    /// Per particle, whether its contact term acts in this iteration (it touches a collider).
+    /// Per particle, whether its contact term acts in this iteration ([`ContactTerms`]).
     pub touching: Vec<bool>,
     /// The touching particles the factor holds contact terms for, and the factorizations made
     /// since the run started.

@@ -499,17 +499,19 @@ mod tests {
     }
 }
 
-/// Contact terms (the paper's collision constraints in the local step): a particle of a
-/// colliding object that is inside a collider's contact margin when the local step looks at
-/// it gets the term `A = I`, `p` = the particle projected out of the colliders (with
-/// friction), `W` = [`CONTACT_WEIGHT_RATIO`] × the particle's own diagonal entry of `H`
+/// Contact terms (the paper's collision constraints in the local step): a particle of an
+/// object that touches colliders, other objects or itself gets, while it *touches* (inside a
+/// collider's contact margin when the local step looks at it, or moved by a contact
+/// projection after the last global step, or touching earlier in the same substep), the term
+/// `A = I`, `p` = the particle projected out of the colliders (with friction; itself when
+/// clear of them), `W` = [`CONTACT_WEIGHT_RATIO`] × the particle's own diagonal entry of `H`
 /// without contacts (its inertia and every other term's weight on it), so a contact holds a
 /// particle as firmly as its neighbours pull it. The term is in the matrix only while the
 /// particle touches: when the set of touching particles changes, `H + Σ W` is factored again
 /// on the same symbolic analysis ([`super::factor::Factor::refactor_with_diagonal`]).
 #[derive(Debug, Clone, Default)]
 pub struct ContactTerms {
-    /// `W` per particle; 0 for particles that do not collide (or are pinned).
+    /// `W` per particle; 0 for particles that touch nothing (or are pinned).
     pub weight: Vec<f64>,
     pub first_slot: usize,
 }

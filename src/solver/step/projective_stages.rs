@@ -217,7 +217,8 @@ impl Frame<'_> {
             // The velocity update takes the normal speed off a particle the contact term
             // holds, as off one the projection moves.
             // SAFETY: particle i is in this thread's share.
-            if w > 0.0 && unsafe { self.push_out_of_colliders(i, &mut target, x_prev[i], posed) } {
+            let collides = w > 0.0 && self.collides[i];
+            if collides && unsafe { self.push_out_of_colliders(i, &mut target, x_prev[i], posed) } {
                 touched = true;
             }
             *touches = touched;
