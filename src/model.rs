@@ -234,6 +234,14 @@ pub struct Model {
 }
 
 impl Model {
+    /// Whether object `k` touches other objects (it collides, and so does another), and
+    /// whether it touches itself: who takes part in particle contacts.
+    pub fn touches_particles(&self, k: usize) -> (bool, bool) {
+        let colliding = self.objects.iter().filter(|o| o.collide).count();
+        let object = &self.objects[k];
+        (object.collide && colliding >= 2, object.self_collision)
+    }
+
     /// The object and local vertex of a particle.
     pub fn vertex_of(&self, particle: usize) -> (&ObjectLayout, u32) {
         let object = &self.objects[self.owner[particle] as usize];

@@ -118,13 +118,9 @@ pub struct ParticleContacts {
 
 impl ParticleContacts {
     pub fn new(model: &Model) -> ParticleContacts {
-        let colliding = model.objects.iter().filter(|o| o.collide).count();
-        let touches_others: Vec<bool> = model
-            .objects
-            .iter()
-            .map(|o| o.collide && colliding >= 2)
-            .collect();
-        let touches_itself: Vec<bool> = model.objects.iter().map(|o| o.self_collision).collect();
+        let (touches_others, touches_itself): (Vec<bool>, Vec<bool>) = (0..model.objects.len())
+            .map(|k| model.touches_particles(k))
+            .unzip();
         // Rest positions are read only for pairs within a self-colliding object.
         let mut rest = if touches_itself.contains(&true) {
             vec![DVec3::ZERO; model.particles.len()]

@@ -84,10 +84,10 @@ pub struct Factor {
     symbolic: SymbolicCholesky<u32>,
     values: Vec<f64>,
     structure: SymbolicSparseColMat<u32>,
-    /// The values of `H` without any added diagonal.
+    /// The values of `H` without any added diagonal. Each column's first entry is its
+    /// diagonal: rows are sorted and the lower triangle starts at the diagonal, which every
+    /// unknown has (its inertia `m/h²`).
     matrix_values: Vec<f64>,
-    /// Where each column's diagonal entry is in `matrix_values`.
-    diagonal_index: Vec<usize>,
 }
 
 /// A compressed matrix and its symbolic analysis (AMD fill-reducing ordering).
@@ -119,20 +119,12 @@ impl Analysed {
 
 impl Factor {
     /// Factors the matrix (symbolic analysis with AMD ordering, then the numeric factor).
-    /// Every column must hold its diagonal entry.
+    /// Every column must hold its diagonal entry ([`Factor::refactor_with_diagonal`] adds
+    /// to each column's first).
     pub fn new(matrix: LowerTriangle) -> Result<Factor> {
         let analysed = Analysed::new(matrix);
         let symbolic = analysed.symbolic?;
         let structure = analysed.structure;
-        let diagonal_index = (0..structure.ncols())
-            .map(|k| {
-                let range = structure.col_range(k);
-                let mut rows = structure.row_idx()[range.clone()].iter();
-                let position = rows.position(|&row| row as usize == k);
-                position.map(|p| range.start + p)
-            })
-            .collect::<Option<Vec<usize>>>()
-            .ok_or_else(|| anyhow!("the projective system matrix lacks a diagonal entry"))?;
         let mut values = vec![0.0; symbolic.len_val()];
         factorize(&symbolic, &structure, &analysed.values, &mut values)?;
         Ok(Factor {
@@ -140,7 +132,6 @@ impl Factor {
             values,
             structure,
             matrix_values: analysed.values,
-            diagonal_index,
         })
     }
 
@@ -148,8 +139,9 @@ impl Factor {
     /// held, on the same symbolic analysis: a numeric factorization only.
     pub fn refactor_with_diagonal(&mut self, extra: &[f64]) -> Result<()> {
         let mut values = self.matrix_values.clone();
-        for (&index, &added) in self.diagonal_index.iter().zip(extra) {
-            values[index] += added;
+        for (column, (&first, &added)) in self.structure.col_ptr().iter().zip(extra).enumerate() {
+            debug_assert_eq!(self.structure.row_idx()[first as usize] as usize, column);
+            values[first as usize] += added;
         }
         factorize(&self.symbolic, &self.structure, &values, &mut self.values)
     }

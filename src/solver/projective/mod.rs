@@ -189,13 +189,14 @@ impl Terms {
             terms.add_to_matrix(cluster.particles.clone(), &unknowns, &mut matrix);
         }
         // Objects that touch colliders, each other or themselves.
-        let touches = |object: &crate::model::ObjectLayout| {
-            object.collide && (!model.colliders.is_empty() || model.objects.len() > 1)
-                || object.self_collision
-        };
-        let contacts = if model.objects.iter().any(touches) {
-            let collides =
-                (0..particles.len()).map(|i| touches(&model.objects[model.owner[i] as usize]));
+        let touches: Vec<bool> = (0..model.objects.len())
+            .map(|k| {
+                let (others, itself) = model.touches_particles(k);
+                model.objects[k].collide && !model.colliders.is_empty() || others || itself
+            })
+            .collect();
+        let contacts = if touches.contains(&true) {
+            let collides = (0..particles.len()).map(|i| touches[model.owner[i] as usize]);
             ContactTerms::new(collides, &matrix.diagonal(), &unknowns, contacts_first_slot)
         } else {
             ContactTerms::default()
