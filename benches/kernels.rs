@@ -1,8 +1,8 @@
 //! Constraint-kernel throughput per kind (docs/benchmarks.md, "Issue 13"): projections per
-//! second and nanoseconds per projection of each hot kind, batched (eight lanes, the solver's
-//! path) against one constraint at a time (the same math with `f64` for the lanes), on one
-//! thread and on two (each colour split in whole batches, the threads meeting at a barrier
-//! after every colour, as in the solver).
+//! second and nanoseconds per projection of each hot kind, batched (eight lanes) against one
+//! constraint at a time (the same math with `f64` for the lanes) on one thread, and the
+//! solver's path for the kind (`Constraint::BATCHED`) on two (each colour split in whole
+//! batches, the threads meeting at a barrier after every colour, as in the solver).
 //!
 //! Workloads: cloth-256 (stretch and dihedral bending), the same cloth with isometric bending,
 //! 64 ropes of 1024 segments (stretch and rope bending) and tets-48k (tets and stretch), each
@@ -93,8 +93,8 @@ fn median_seconds(
     times[ROUNDS / 2]
 }
 
-/// One kind's figures: (batched 1 thread, one-at-a-time 1 thread, batched 2 threads) in ns
-/// per projection.
+/// One kind's figures: (batched 1 thread, one-at-a-time 1 thread, the solver's path at 2
+/// threads) in ns per projection. The solver's path is batched where `K::BATCHED`.
 fn measure<const N: usize, K: Constraint<N>>(
     model: &Model,
     block: &ConstraintBlock<K>,
@@ -135,14 +135,14 @@ fn measure<const N: usize, K: Constraint<N>>(
                     // SAFETY: one colour's share per thread: no particle or λ in common.
                     let (mut view, lambda) =
                         unsafe { (x.stage_view(), lambda.range(range.clone())) };
-                    project_batches(
-                        &block.items[range],
-                        lambda,
-                        &mut view,
-                        x_prev,
-                        inv_mass,
-                        terms,
-                    );
+                    let items = &block.items[range];
+                    if K::BATCHED {
+                        project_batches(items, lambda, &mut view, x_prev, inv_mass, terms);
+                    } else {
+                        for (item, lambda) in items.iter().zip(lambda) {
+                            project(item, lambda, &mut view, x_prev, inv_mass, terms);
+                        }
+                    }
                     barrier.wait();
                 }
             }
@@ -160,12 +160,17 @@ fn row<const N: usize, K: Constraint<N>>(
     sweeps: usize,
 ) {
     let [batched, alone, two] = measure(model, block, sweeps);
+    let (path, one) = if K::BATCHED {
+        ("batched", batched)
+    } else {
+        ("one at a time", alone)
+    };
     println!(
-        "| {workload} | {kind} | {} | {batched:.2} | {alone:.2} | {:.2}× | {two:.2} | {:.0} | {:.2}× |",
+        "| {workload} | {kind} | {} | {batched:.2} | {alone:.2} | {:.2}× | {path} | {two:.2} | {:.0} | {:.2}× |",
         block.len(),
         alone / batched,
         1e3 / two,
-        batched / two,
+        one / two,
     );
 }
 
@@ -181,8 +186,8 @@ fn main() {
             .trim()
     );
     println!("{sweeps} sweeps per run, median of {ROUNDS} runs\n");
-    println!("| workload | kind | constraints | ns/proj batched, 1 thread | ns/proj one at a time | SIMD speed-up | ns/proj batched, 2 threads | M proj/s, 2 threads | 2-thread speed-up |");
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| workload | kind | constraints | ns/proj batched, 1 thread | ns/proj one at a time | SIMD speed-up | solver's path | ns/proj solver's path, 2 threads | M proj/s, 2 threads | 2-thread speed-up |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let cloth_dihedral = model("cloth-256.toml", &cloth("dihedral"));
     row(
         "cloth-256",

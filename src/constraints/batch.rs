@@ -36,25 +36,58 @@ pub fn project_batches<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
+    let Some(first) = items.first().map(|item| item.material()) else {
+        return;
+    };
+    if items.iter().all(|item| item.material() == first) {
+        project_batches_of::<N, K, P, true>(items, lambda, x, x_prev, inv_mass, terms);
+    } else {
+        project_batches_of::<N, K, P, false>(items, lambda, x, x_prev, inv_mass, terms);
+    }
+}
+
+/// [`project_batches`]' loop, with every item of one material when `UNIFORM`.
+#[inline(always)]
+fn project_batches_of<
+    const N: usize,
+    K: Constraint<N>,
+    P: Positions + ?Sized,
+    const UNIFORM: bool,
+>(
+    items: &[K],
+    lambda: &mut [f64],
+    x: &mut P,
+    x_prev: &[DVec3],
+    inv_mass: &[f64],
+    terms: &[Terms<f64>],
+) {
     let mut items = items.chunks_exact(LANES);
     let mut lambda = lambda.chunks_exact_mut(LANES);
     for (batch, lambda) in (&mut items).zip(&mut lambda) {
         // Full batches as arrays, so the lane count is a constant the loops unroll to.
         let batch: &[K; LANES] = batch.try_into().expect("chunks_exact");
         let lambda: &mut [f64; LANES] = lambda.try_into().expect("chunks_exact");
-        project_lanes::<N, K, P, F64s>(batch, lambda, x, x_prev, inv_mass, terms);
+        project_lanes::<N, K, P, F64s, UNIFORM>(batch, lambda, x, x_prev, inv_mass, terms);
     }
     let (rest, rest_lambda) = (items.remainder(), lambda.into_remainder());
     if !rest.is_empty() {
-        project_lanes::<N, K, P, F64s>(rest, rest_lambda, x, x_prev, inv_mass, terms);
+        project_lanes::<N, K, P, F64s, UNIFORM>(rest, rest_lambda, x, x_prev, inv_mass, terms);
     }
 }
 
 /// Projects `items` (1 to `S::LANES` constraints sharing no moving particle) side by side:
 /// one constraint with `S = f64` ([`super::project`]), a batch with [`F64s`]. See the module
-/// docs.
+/// docs. `UNIFORM` says every item has the first one's material: the lanes then take its
+/// Δλ coefficients as one value instead of gathering them (the usual case: a colour of one
+/// object's kind; 10 % of a dihedral batch's time on cloth-256, docs/benchmarks.md).
 #[inline(always)]
-pub fn project_lanes<const N: usize, K: Constraint<N>, P: Positions + ?Sized, S: Real>(
+pub fn project_lanes<
+    const N: usize,
+    K: Constraint<N>,
+    P: Positions + ?Sized,
+    S: Real,
+    const UNIFORM: bool,
+>(
     items: &[K],
     lambda: &mut [f64],
     x: &mut P,
@@ -81,12 +114,28 @@ pub fn project_lanes<const N: usize, K: Constraint<N>, P: Positions + ?Sized, S:
         }
     }
     assert!(in_bounds, "particle index out of bounds");
+    // Each particle's lanes gathered into plain arrays and moved into lanes once (LLVM
+    // builds the vectors from them with fewer shuffles than from one lane at a time).
     let mut p = [Vec3::splat(S::splat(0.0)); N];
     let mut w = [S::splat(0.0); N];
     for k in 0..N {
-        // SAFETY (both): every index was checked against `len` above.
-        p[k] = Vec3::from_fn(|l| unsafe { x.get_unchecked(particles[k][l]) });
-        w[k] = S::from_lanes(|l| unsafe { *inv_mass.get_unchecked(particles[k][l]) });
+        let (mut px, mut py, mut pz, mut pw) =
+            ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
+        for l in 0..S::LANES {
+            let i = particles[k][l];
+            // SAFETY (both): every index was checked against `len` above.
+            let position = unsafe { x.get_unchecked(i) };
+            px[l] = position.x;
+            py[l] = position.y;
+            pz[l] = position.z;
+            pw[l] = unsafe { *inv_mass.get_unchecked(i) };
+        }
+        p[k] = Vec3::new(
+            S::from_lanes(|l| px[l]),
+            S::from_lanes(|l| py[l]),
+            S::from_lanes(|l| pz[l]),
+        );
+        w[k] = S::from_lanes(|l| pw[l]);
     }
     let shape = K::shape::<S>(items);
     let (c, grad, acts) = K::value_and_gradient(&shape, &p);
@@ -99,7 +148,11 @@ pub fn project_lanes<const N: usize, K: Constraint<N>, P: Positions + ?Sized, S:
     if !S::any(active) {
         return;
     }
-    let terms = Terms::<S>::gather(|l| terms[items[l.min(count - 1)].material().index()]);
+    let terms = if UNIFORM {
+        Terms::<S>::gather(|_| terms[items[0].material().index()])
+    } else {
+        Terms::<S>::gather(|l| terms[items[l.min(count - 1)].material().index()])
+    };
     let damped = terms.damped() & active;
     let grad_dot_dx = if S::any(damped) {
         let mut sum = S::splat(0.0);
@@ -118,21 +171,37 @@ pub fn project_lanes<const N: usize, K: Constraint<N>, P: Positions + ?Sized, S:
         terms.delta_lambda(c, lambda_now, w_grad_sq, grad_dot_dx),
         S::splat(0.0),
     );
-    // The corrections of all lanes at once, then written lane by lane.
-    let mut correction = [Vec3::splat(S::splat(0.0)); N];
+    // The corrections of all lanes at once, moved out of the lanes into plain arrays once,
+    // then written lane by lane (reading a lane of a vector register at a run-time index
+    // spilled the whole register for every particle written).
+    let mut correction = [[[0.0; LANES]; 3]; N];
+    let mut weight = [[0.0; LANES]; N];
     for k in 0..N {
-        correction[k] = grad[k].scale(w[k] * delta);
+        let c = grad[k].scale(w[k] * delta);
+        for l in 0..S::LANES {
+            correction[k][0][l] = c.x.lane(l);
+            correction[k][1][l] = c.y.lane(l);
+            correction[k][2][l] = c.z.lane(l);
+            weight[k][l] = w[k].lane(l);
+        }
+    }
+    let mut delta_lanes = [0.0; LANES];
+    let mut acts = [false; LANES];
+    for l in 0..S::LANES {
+        delta_lanes[l] = delta.lane(l);
+        acts[l] = S::mask_lane(active, l);
     }
     for l in 0..count {
-        if !S::mask_lane(active, l) {
+        if !acts[l] {
             continue;
         }
-        lambda[l] += delta.lane(l);
+        lambda[l] += delta_lanes[l];
         for k in 0..N {
             // Pinned particles (w = 0) are never written: several threads may read them.
-            if w[k].lane(l) != 0.0 {
+            if weight[k][l] != 0.0 {
+                let c = &correction[k];
                 // SAFETY: checked against `len` above.
-                unsafe { x.add_unchecked(particles[k][l], correction[k].lane(l)) };
+                unsafe { x.add_unchecked(particles[k][l], DVec3::new(c[0][l], c[1][l], c[2][l])) };
             }
         }
     }
@@ -298,7 +367,7 @@ mod tests {
             DihedralConstraint::value_and_gradient(&DihedralConstraint::shape::<F64s>(&hinges), &p);
         for l in 0..LANES {
             let (c1, grad1) = hinges[l].evaluate(&stencils[l]).expect("generic stencil");
-            assert!(acts.0[l]);
+            assert!(acts.lane(l));
             assert_eq!(c.0[l].to_bits(), c1.to_bits());
             for k in 0..4 {
                 assert_eq!(grad[k].lane(l), grad1[k]);

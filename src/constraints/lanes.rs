@@ -141,23 +141,38 @@ impl Real for f64 {
 #[repr(C, align(64))]
 pub struct F64s(pub [f64; LANES]);
 
-/// Eight lane flags.
+/// Eight lane flags, each all ones (set) or all zeros, the width of an `f64` lane: the form
+/// a vector comparison gives and a blend takes, so masks stay in vector registers (as
+/// `[bool; 8]` they were rebuilt bit by bit for every select).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Flags(pub [bool; LANES]);
+#[repr(C, align(64))]
+pub struct Flags(pub [u64; LANES]);
 
 impl Flags {
+    /// All ones for `true`.
     #[inline(always)]
-    pub fn any(self) -> bool {
-        let mut any = false;
-        for l in 0..LANES {
-            any |= self.0[l];
-        }
-        any
+    fn of(set: bool) -> u64 {
+        (set as u64).wrapping_neg()
+    }
+
+    /// Lane `l`.
+    #[inline(always)]
+    pub fn lane(self, l: usize) -> bool {
+        self.0[l] != 0
     }
 
     #[inline(always)]
-    fn zip(self, other: Self, f: impl Fn(bool, bool) -> bool) -> Self {
-        let mut out = [false; LANES];
+    pub fn any(self) -> bool {
+        let mut any = 0;
+        for l in 0..LANES {
+            any |= self.0[l];
+        }
+        any != 0
+    }
+
+    #[inline(always)]
+    fn zip(self, other: Self, f: impl Fn(u64, u64) -> u64) -> Self {
+        let mut out = [0; LANES];
         for l in 0..LANES {
             out[l] = f(self.0[l], other.0[l]);
         }
@@ -189,9 +204,9 @@ impl F64s {
 
     #[inline(always)]
     fn compare(self, other: Self, f: impl Fn(f64, f64) -> bool) -> Flags {
-        let mut out = [false; LANES];
+        let mut out = [0; LANES];
         for l in 0..LANES {
-            out[l] = f(self.0[l], other.0[l]);
+            out[l] = Flags::of(f(self.0[l], other.0[l]));
         }
         Flags(out)
     }
@@ -255,7 +270,7 @@ impl Real for F64s {
     }
     #[inline(always)]
     fn mask_lane(mask: Flags, l: usize) -> bool {
-        mask.0[l]
+        mask.lane(l)
     }
     #[inline(always)]
     fn any(mask: Flags) -> bool {
@@ -276,9 +291,9 @@ impl Real for F64s {
     }
     #[inline(always)]
     fn mask_from_lanes(mut f: impl FnMut(usize) -> bool) -> Flags {
-        let mut out = [false; LANES];
+        let mut out = [0; LANES];
         for (l, lane) in out.iter_mut().enumerate() {
-            *lane = f(l);
+            *lane = Flags::of(f(l));
         }
         Flags(out)
     }
@@ -312,13 +327,20 @@ impl Real for F64s {
     }
     #[inline(always)]
     fn is_sign_negative(self) -> Flags {
-        self.compare(self, |a, _| a.is_sign_negative())
+        // The sign bit spread over the lane: all ones exactly when it is set.
+        let mut out = [0; LANES];
+        for l in 0..LANES {
+            out[l] = ((self.0[l].to_bits() as i64) >> 63) as u64;
+        }
+        Flags(out)
     }
     #[inline(always)]
     fn select(mask: Flags, yes: Self, no: Self) -> Self {
+        // Bitwise, so the lanes need no branch: all ones keeps `yes`, all zeros `no`.
         let mut out = [0.0; LANES];
         for l in 0..LANES {
-            out[l] = if mask.0[l] { yes.0[l] } else { no.0[l] };
+            let m = mask.0[l];
+            out[l] = f64::from_bits((yes.0[l].to_bits() & m) | (no.0[l].to_bits() & !m));
         }
         F64s(out)
     }

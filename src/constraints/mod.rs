@@ -46,8 +46,8 @@ pub trait Constraint<const N: usize>: Sync + Send + Sized {
     /// Whether the solver projects a colour of this kind in batches ([`batch`]) rather than
     /// one constraint at a time. Both give the same bits; the choice is speed, measured per
     /// kind by `cargo bench --bench kernels` (docs/benchmarks.md, "Issue 13"): a batch pays
-    /// for gathering and scattering its lanes, which only a kind with enough arithmetic per
-    /// particle (the dihedral angle's `atan2`, square root and divisions) wins back.
+    /// for gathering and scattering its lanes, which a kind wins back when its arithmetic
+    /// (square roots, divisions, the dihedral's `atan2`) is enough per particle gathered.
     const BATCHED: bool = false;
 
     fn particles(&self) -> [u32; N];
@@ -126,7 +126,7 @@ pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
-    batch::project_lanes::<N, K, P, f64>(
+    batch::project_lanes::<N, K, P, f64, true>(
         std::slice::from_ref(constraint),
         std::slice::from_mut(lambda),
         x,

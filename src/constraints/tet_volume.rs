@@ -30,6 +30,7 @@ pub fn tet_volume(p: &[DVec3; 4]) -> f64 {
 impl Constraint<4> for TetVolumeConstraint {
     /// The rest volume.
     type Shape<S: Real> = S;
+    const BATCHED: bool = true;
 
     fn particles(&self) -> [u32; 4] {
         self.particles

@@ -204,28 +204,37 @@ impl<'a> SharedSlice<'a, glam::DVec3> {
     /// other thread reads or writes in the same stage (one colour's share, or a stage run by
     /// one thread while the others wait); particles nobody writes (pinned ones) may be read by
     /// several threads. The view must not outlive that wait.
-    pub unsafe fn stage_view(&self) -> StageView<'_, 'a> {
-        StageView { positions: self }
+    pub unsafe fn stage_view(&self) -> StageView<'_> {
+        StageView {
+            pointer: self.pointer,
+            len: self.len,
+            _borrow: PhantomData,
+        }
     }
 }
 
 /// Positions as one thread sees them during one stage; elements are read and written one at a
-/// time through the raw pointer, never as overlapping `&mut` slices.
-pub struct StageView<'s, 'a> {
-    positions: &'s SharedSlice<'a, glam::DVec3>,
+/// time through the raw pointer, never as overlapping `&mut` slices. It holds its own copy of
+/// the pointer, not a reference to the [`SharedSlice`]: the compiler cannot tell a write
+/// through the pointer from a write to the slice's fields, and would reload the pointer after
+/// every particle written.
+pub struct StageView<'s> {
+    pointer: *mut glam::DVec3,
+    len: usize,
+    _borrow: PhantomData<&'s ()>,
 }
 
-impl crate::constraints::Positions for StageView<'_, '_> {
+impl crate::constraints::Positions for StageView<'_> {
     #[inline(always)]
     fn len(&self) -> usize {
-        self.positions.len
+        self.len
     }
 
     #[inline(always)]
     unsafe fn get_unchecked(&self, i: usize) -> glam::DVec3 {
         // SAFETY: in bounds (the caller's promise); no other thread writes particle i during
         // this stage (`stage_view`'s contract).
-        unsafe { self.positions.pointer.add(i).read() }
+        unsafe { self.pointer.add(i).read() }
     }
 
     #[inline(always)]
@@ -233,7 +242,7 @@ impl crate::constraints::Positions for StageView<'_, '_> {
         // SAFETY: in bounds (the caller's promise); no other thread reads or writes particle
         // i during this stage (`stage_view`'s contract).
         unsafe {
-            let p = self.positions.pointer.add(i);
+            let p = self.pointer.add(i);
             p.write(p.read() + delta);
         }
     }
