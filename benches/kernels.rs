@@ -1,22 +1,26 @@
-//! Constraint-kernel throughput per kind (docs/benchmarks.md, "Issue 13"): projections per
-//! second and nanoseconds per projection of each hot kind, batched (eight lanes) against one
-//! constraint at a time (the same math with `f64` for the lanes) on one thread, and the
-//! solver's path for the kind (`Constraint::BATCHED`) on two (each colour split in whole
-//! batches, the threads meeting at a barrier after every colour, as in the solver).
+//! Constraint-kernel throughput per kind (docs/benchmarks.md, "Issue 13"): nanoseconds per
+//! projection of each hot kind one constraint at a time and in batches of eight lanes on every
+//! SIMD path the CPU has (AVX-512, AVX2, portable), on one thread; then the solver's path
+//! ([`SimdPath::chosen`], `XPBD_SIMD` to force one) on two threads (each colour split in
+//! whole batches, the threads meeting at a barrier after every colour, as in the solver), in
+//! projections per second. The SIMD speed-up is one at a time over the solver's path.
 //!
 //! Workloads: cloth-256 (stretch and dihedral bending), the same cloth with isometric bending,
 //! 64 ropes of 1024 segments (stretch and rope bending) and tets-48k (tets and stretch), each
 //! stepped 3 frames by the solver first so the constraints see a bent, moving state. A sweep
 //! projects every colour of a kind once, forward; the figure is the median of `ROUNDS` timed
-//! runs of `SWEEPS` sweeps. Projection changes the state, so each run starts from a copy.
+//! runs of `SWEEPS` sweeps, the variants interleaved round by round. Projection changes the
+//! state, so each run starts from a copy.
 //!
-//! Run: `cargo bench --bench kernels` (`XPBD_KERNEL_SWEEPS=20` by default).
+//! Run: `cargo bench --bench kernels` (`XPBD_KERNEL_SWEEPS=20` by default;
+//! `XPBD_KERNEL_ONLY="cloth-256 stretch"` for one row, `XPBD_KERNEL_FRAMES=0` to skip the
+//! three warm-up frames, e.g. under valgrind).
 
 use glam::DVec3;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
-use xpbd_sim::constraints::batch::project_batches;
+use xpbd_sim::constraints::batch::{project_batches, project_batches_on, SimdPath};
 use xpbd_sim::constraints::lanes::LANES;
 use xpbd_sim::constraints::{project, Constraint};
 use xpbd_sim::model::Model;
@@ -31,7 +35,11 @@ fn model(name: &str, text: &str) -> Model {
         .expect("bench scene loads");
     let built = xpbd_sim::scene::build::build(&scene).expect("bench scene builds");
     let mut solver = Solver::new(built.model, 2).expect("solver");
-    for _ in 0..3 {
+    let frames = std::env::var("XPBD_KERNEL_FRAMES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    for _ in 0..frames {
         solver.step_frame().expect("bench scene stays finite");
     }
     solver.model
@@ -73,58 +81,68 @@ fn ropes() -> String {
     text
 }
 
-/// Median seconds of `ROUNDS` runs of `run` (each given a fresh copy of the positions).
-fn median_seconds(
-    model: &Model,
-    constraints: usize,
-    mut run: impl FnMut(&mut [DVec3], &mut [f64]),
-) -> f64 {
-    let mut times: Vec<f64> = (0..ROUNDS)
-        .map(|_| {
+/// A timed run: projects from the given positions and multipliers.
+type Run<'a> = &'a mut dyn FnMut(&mut [DVec3], &mut [f64]);
+
+/// Median seconds of `ROUNDS` runs of each of `runs`, the runs interleaved (first, second, …,
+/// first, second, …) so a slow spell of the shared machine lands on all of them alike. Every
+/// run is given a fresh copy of the positions and zeroed multipliers.
+fn median_seconds(model: &Model, constraints: usize, runs: &mut [Run<'_>]) -> Vec<f64> {
+    let mut times = vec![Vec::new(); runs.len()];
+    for _ in 0..ROUNDS {
+        for (run, times) in runs.iter_mut().zip(&mut times) {
             let mut x = model.particles.x.clone();
             let mut lambda = vec![0.0; constraints];
             let start = Instant::now();
             run(&mut x, &mut lambda);
             black_box(&x);
-            start.elapsed().as_secs_f64()
+            times.push(start.elapsed().as_secs_f64());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[ROUNDS / 2]
         })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[ROUNDS / 2]
+        .collect()
 }
 
-/// One kind's figures: (batched 1 thread, one-at-a-time 1 thread, the solver's path at 2
-/// threads) in ns per projection. The solver's path is batched where `K::BATCHED`.
+/// One kind's figures in ns per projection: one at a time and each available SIMD path on one
+/// thread, then the solver's path ([`SimdPath::chosen`]) on two threads.
 fn measure<const N: usize, K: Constraint<N>>(
     model: &Model,
     block: &ConstraintBlock<K>,
     sweeps: usize,
-) -> [f64; 3] {
+) -> (f64, Vec<f64>, f64) {
     let (x_prev, inv_mass) = (&model.particles.x_prev, &model.particles.inv_mass);
     let terms = model.materials.terms(480.0);
     let terms = terms.as_slice();
     let coloured = block.colours.last().map_or(0, |c| c.end);
     let projections = (coloured * sweeps) as f64;
-    let batched = median_seconds(model, block.len(), |x, lambda| {
-        for _ in 0..sweeps {
-            for colour in &block.colours {
-                let (items, lambda) = (&block.items[colour.clone()], &mut lambda[colour.clone()]);
-                project_batches(items, lambda, x, x_prev, inv_mass, terms);
+    let batched_on = |path: SimdPath| {
+        move |x: &mut [DVec3], lambda: &mut [f64]| {
+            for _ in 0..sweeps {
+                for colour in &block.colours {
+                    let (items, lambda) =
+                        (&block.items[colour.clone()], &mut lambda[colour.clone()]);
+                    project_batches_on(path, items, lambda, x, x_prev, inv_mass, terms);
+                }
             }
         }
-    });
-    let alone = median_seconds(model, block.len(), |x, lambda| {
+    };
+    let mut alone = |x: &mut [DVec3], lambda: &mut [f64]| {
         for _ in 0..sweeps {
             for (item, lambda) in block.items[..coloured].iter().zip(lambda.iter_mut()) {
                 project(item, lambda, x, x_prev, inv_mass, terms);
             }
         }
-    });
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
         .unwrap();
-    let two = median_seconds(model, block.len(), |x, lambda| {
+    let mut two = |x: &mut [DVec3], lambda: &mut [f64]| {
         let barrier = SpinBarrier::new(2);
         let (x, lambda) = (SharedSlice::new(x), SharedSlice::new(lambda));
         pool.broadcast(|context| {
@@ -136,19 +154,26 @@ fn measure<const N: usize, K: Constraint<N>>(
                     let (mut view, lambda) =
                         unsafe { (x.stage_view(), lambda.range(range.clone())) };
                     let items = &block.items[range];
-                    if K::BATCHED {
-                        project_batches(items, lambda, &mut view, x_prev, inv_mass, terms);
-                    } else {
-                        for (item, lambda) in items.iter().zip(lambda) {
-                            project(item, lambda, &mut view, x_prev, inv_mass, terms);
-                        }
-                    }
+                    project_batches(items, lambda, &mut view, x_prev, inv_mass, terms);
                     barrier.wait();
                 }
             }
         });
-    });
-    [batched, alone, two].map(|s| s / projections * 1e9)
+    };
+    let mut paths: Vec<_> = SimdPath::available().into_iter().map(batched_on).collect();
+    let mut runs: Vec<Run<'_>> = vec![&mut alone, &mut two];
+    runs.extend(paths.iter_mut().map(|run| run as Run<'_>));
+    let ns: Vec<f64> = median_seconds(model, block.len(), &mut runs)
+        .into_iter()
+        .map(|s| s / projections * 1e9)
+        .collect();
+    (ns[0], ns[2..].to_vec(), ns[1])
+}
+
+/// Whether `XPBD_KERNEL_ONLY` (a part of "workload kind", e.g. "cloth-256 stretch") selects
+/// this row; every row without it.
+fn wanted(row: &str) -> bool {
+    std::env::var("XPBD_KERNEL_ONLY").map_or(true, |only| row.contains(&only))
 }
 
 /// Measures one kind of `model` and prints its table row.
@@ -159,16 +184,28 @@ fn row<const N: usize, K: Constraint<N>>(
     block: &ConstraintBlock<K>,
     sweeps: usize,
 ) {
-    let [batched, alone, two] = measure(model, block, sweeps);
-    let (path, one) = if K::BATCHED {
-        ("batched", batched)
-    } else {
-        ("one at a time", alone)
-    };
+    if !wanted(&format!("{workload} {kind}")) {
+        return;
+    }
+    let (alone, paths, two) = measure(model, block, sweeps);
+    let available = SimdPath::available();
+    let chosen = SimdPath::chosen();
+    let one = paths[available
+        .iter()
+        .position(|&p| p == chosen)
+        .expect("chosen is available")];
+    let path_columns: String = [SimdPath::Avx512, SimdPath::Avx2, SimdPath::Portable]
+        .iter()
+        .map(|path| match available.iter().position(|p| p == path) {
+            Some(k) => format!(" {:.2} |", paths[k]),
+            None => " — |".to_string(),
+        })
+        .collect();
     println!(
-        "| {workload} | {kind} | {} | {batched:.2} | {alone:.2} | {:.2}× | {path} | {two:.2} | {:.0} | {:.2}× |",
+        "| {workload} | {kind} | {} | {alone:.2} |{path_columns} {} | {:.2}× | {two:.2} | {:.0} | {:.2}× |",
         block.len(),
-        alone / batched,
+        chosen.name(),
+        alone / one,
         1e3 / two,
         one / two,
     );
@@ -186,43 +223,51 @@ fn main() {
             .trim()
     );
     println!("{sweeps} sweeps per run, median of {ROUNDS} runs\n");
-    println!("| workload | kind | constraints | ns/proj batched, 1 thread | ns/proj one at a time | SIMD speed-up | solver's path | ns/proj solver's path, 2 threads | M proj/s, 2 threads | 2-thread speed-up |");
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    let cloth_dihedral = model("cloth-256.toml", &cloth("dihedral"));
-    row(
-        "cloth-256",
-        "stretch",
-        &cloth_dihedral,
-        &cloth_dihedral.stretch,
-        sweeps,
-    );
-    row(
-        "cloth-256",
-        "dihedral",
-        &cloth_dihedral,
-        &cloth_dihedral.bending,
-        sweeps,
-    );
-    let cloth_isometric = model("cloth-256-isometric.toml", &cloth("isometric"));
-    let isometric = &cloth_isometric.isometric_bending;
-    row(
-        "cloth-256",
-        "isometric",
-        &cloth_isometric,
-        isometric,
-        sweeps,
-    );
-    let ropes = model("ropes.toml", &ropes());
-    row(
-        "ropes 64×1024",
-        "rope bending",
-        &ropes,
-        &ropes.rope_bending,
-        sweeps,
-    );
-    let tets_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/bench/tets-48k.toml");
-    let tets_scene = std::fs::read_to_string(tets_path).expect("tets-48k scene");
-    let tets = model("tets-48k.toml", &tets_scene);
-    row("tets-48k", "tets", &tets, &tets.tets, sweeps);
-    row("tets-48k", "stretch", &tets, &tets.stretch, sweeps);
+    println!("| workload | kind | constraints | ns/proj one at a time | ns/proj AVX-512 | ns/proj AVX2 | ns/proj portable | solver's path | SIMD speed-up | ns/proj solver's path, 2 threads | M proj/s, 2 threads | 2-thread speed-up |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    if wanted("cloth-256 stretch") || wanted("cloth-256 dihedral") {
+        let cloth_dihedral = model("cloth-256.toml", &cloth("dihedral"));
+        row(
+            "cloth-256",
+            "stretch",
+            &cloth_dihedral,
+            &cloth_dihedral.stretch,
+            sweeps,
+        );
+        row(
+            "cloth-256",
+            "dihedral",
+            &cloth_dihedral,
+            &cloth_dihedral.bending,
+            sweeps,
+        );
+    }
+    if wanted("cloth-256 isometric") {
+        let cloth_isometric = model("cloth-256-isometric.toml", &cloth("isometric"));
+        let isometric = &cloth_isometric.isometric_bending;
+        row(
+            "cloth-256",
+            "isometric",
+            &cloth_isometric,
+            isometric,
+            sweeps,
+        );
+    }
+    if wanted("ropes 64×1024 rope bending") {
+        let ropes = model("ropes.toml", &ropes());
+        row(
+            "ropes 64×1024",
+            "rope bending",
+            &ropes,
+            &ropes.rope_bending,
+            sweeps,
+        );
+    }
+    if wanted("tets-48k tets") || wanted("tets-48k stretch") {
+        let tets_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/bench/tets-48k.toml");
+        let tets_scene = std::fs::read_to_string(tets_path).expect("tets-48k scene");
+        let tets = model("tets-48k.toml", &tets_scene);
+        row("tets-48k", "tets", &tets, &tets.tets, sweeps);
+        row("tets-48k", "stretch", &tets, &tets.stretch, sweeps);
+    }
 }

@@ -42,6 +42,8 @@ struct RunRecord<'a> {
     output_dir: String,
     settings: &'a SceneFile,
     threads: usize,
+    /// The SIMD path of the constraint batches (`SimdPath::name`); the same bits on any.
+    simd: &'static str,
     particles: usize,
     objects: Vec<ObjectCount>,
     constraints: std::collections::BTreeMap<&'static str, usize>,
@@ -61,6 +63,8 @@ struct ResumeRecord {
     /// Newer checkpoints passed over as damaged, each with why.
     damaged_checkpoints: Vec<String>,
     threads: usize,
+    /// As in [`RunRecord`].
+    simd: &'static str,
     start_time: String,
 }
 
@@ -313,6 +317,7 @@ impl<'a> Shot<'a> {
                     after_frame: *frame,
                     damaged_checkpoints: damaged.clone(),
                     threads,
+                    simd: xpbd_sim::constraints::batch::SimdPath::chosen().name(),
                     start_time,
                 };
                 stats.write(&record).map_err(Failure::Run)?;
@@ -332,6 +337,7 @@ impl<'a> Shot<'a> {
                     output_dir: out_dir.display().to_string(),
                     settings: file,
                     threads,
+                    simd: xpbd_sim::constraints::batch::SimdPath::chosen().name(),
                     particles: particle_count,
                     objects: object_counts,
                     constraints: constraint_counts,

@@ -11,24 +11,191 @@
 //! [`super::project`] computes for its constraint alone (same operations in the same order, no
 //! fused multiply-add), so the result is the same bits for any thread count and any CPU.
 //!
-//! [`project_batches`] is compiled for AVX-512, AVX2 and a baseline (SSE2 on x86-64, NEON on
-//! aarch64) and picks the best the CPU has when first called (`multiversion`); the lane loops
-//! of [`super::lanes`] become vector instructions there. The gathers and scatters stay scalar
-//! loads and stores: positions are stored one `DVec3` per particle.
+//! [`project_batches`] runs on the best [`SimdPath`] the CPU has, chosen once per process:
+//! AVX-512 or AVX2 registers on x86-64 ([`super::x86`]: every lane operation one instruction,
+//! particles moved with 128-bit loads and shuffles), or the portable lane loops of
+//! [`super::lanes`] compiled for the baseline (SSE2 on x86-64, NEON on aarch64). All give the
+//! same bits.
 
+use super::lane_io::{self, ParticleLanes};
 use super::lanes::{F64s, Real, Vec3, LANES};
 use super::{Constraint, Positions, Terms};
 use glam::DVec3;
+use std::mem::MaybeUninit;
+use std::sync::OnceLock;
+
+/// How a batch's lanes are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimdPath {
+    /// One AVX-512 register per eight lanes (x86-64 with AVX-512 F and DQ).
+    Avx512,
+    /// Two AVX2 registers per eight lanes (x86-64 with AVX2).
+    Avx2,
+    /// Lane loops the compiler vectorises for the baseline instruction set.
+    Portable,
+}
+
+impl SimdPath {
+    /// Its name in `XPBD_SIMD` and the stats log.
+    pub fn name(self) -> &'static str {
+        match self {
+            SimdPath::Avx512 => "avx512",
+            SimdPath::Avx2 => "avx2",
+            SimdPath::Portable => "portable",
+        }
+    }
+
+    /// Every path this CPU can run, best first.
+    pub fn available() -> Vec<SimdPath> {
+        let mut paths = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx512f") && has!("avx512dq") && has!("avx2") {
+                paths.push(SimdPath::Avx512);
+            }
+            if has!("avx2") {
+                paths.push(SimdPath::Avx2);
+            }
+        }
+        paths.push(SimdPath::Portable);
+        paths
+    }
+
+    /// The path [`project_batches`] takes: `XPBD_SIMD` (`avx512`, `avx2` or `portable`) when
+    /// it names an available one (for benchmarks and diagnosis; every path gives the same
+    /// bits); otherwise AVX2 where the CPU has it, and AVX-512 instead on CPUs that run it at
+    /// full speed. Those are told by AVX512-VBMI2 (Ice Lake, Zen 4 and later; the line the
+    /// `multiversion` crate draws too): on the Cascade Lake Xeon of docs/benchmarks.md
+    /// AVX-512 was no faster than AVX2 ("Issue 13: lanes by hand").
+    pub fn chosen() -> SimdPath {
+        static CHOSEN: OnceLock<SimdPath> = OnceLock::new();
+        *CHOSEN.get_or_init(|| {
+            let available = SimdPath::available();
+            let asked = std::env::var("XPBD_SIMD").ok();
+            if let Some(path) = available
+                .iter()
+                .find(|p| asked.as_deref() == Some(p.name()))
+            {
+                return *path;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if available.contains(&SimdPath::Avx512)
+                && std::arch::is_x86_feature_detected!("avx512vbmi2")
+            {
+                return SimdPath::Avx512;
+            }
+            available
+                .into_iter()
+                .find(|&p| p != SimdPath::Avx512)
+                .unwrap_or(SimdPath::Portable)
+        })
+    }
+}
 
 /// Projects `items`, a colour's share whose constraints share no moving particle, one batch
 /// of [`LANES`] after another, with their multipliers `lambda` and the Δλ coefficients
-/// `terms` of every material ([`super::Materials::terms`], indexed by the items' ids).
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx512dq+avx2+avx+fma",
-    "x86_64+avx2+avx+fma",
-    "aarch64+neon"
-))]
+/// `terms` of every material ([`super::Materials::terms`], indexed by the items' ids), on
+/// [`SimdPath::chosen`].
 pub fn project_batches<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+    items: &[K],
+    lambda: &mut [f64],
+    x: &mut P,
+    x_prev: &[DVec3],
+    inv_mass: &[f64],
+    terms: &[Terms<f64>],
+) {
+    project_batches_on(
+        SimdPath::chosen(),
+        items,
+        lambda,
+        x,
+        x_prev,
+        inv_mass,
+        terms,
+    );
+}
+
+/// [`project_batches`] on `path`.
+///
+/// # Panics
+/// If `path` is not one of [`SimdPath::available`].
+pub fn project_batches_on<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+    path: SimdPath,
+    items: &[K],
+    lambda: &mut [f64],
+    x: &mut P,
+    x_prev: &[DVec3],
+    inv_mass: &[f64],
+    terms: &[Terms<f64>],
+) {
+    match path {
+        #[cfg(target_arch = "x86_64")]
+        SimdPath::Avx512 => {
+            use std::arch::is_x86_feature_detected as has;
+            assert!(has!("avx512f") && has!("avx512dq") && has!("avx2"));
+            // SAFETY: the CPU has AVX-512 F and DQ, and AVX2 (checked just above).
+            unsafe { project_batches_avx512(items, lambda, x, x_prev, inv_mass, terms) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        SimdPath::Avx2 => {
+            assert!(std::arch::is_x86_feature_detected!("avx2"));
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { project_batches_avx2(items, lambda, x, x_prev, inv_mass, terms) }
+        }
+        SimdPath::Portable => project_batches_with::<N, K, P, F64s, lane_io::Portable>(
+            items, lambda, x, x_prev, inv_mass, terms,
+        ),
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => panic!("{} is not a path of this CPU", path.name()),
+    }
+}
+
+/// [`project_batches`] in AVX2 registers ([`super::x86::avx2`]).
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+unsafe fn project_batches_avx2<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+    items: &[K],
+    lambda: &mut [f64],
+    x: &mut P,
+    x_prev: &[DVec3],
+    inv_mass: &[f64],
+    terms: &[Terms<f64>],
+) {
+    use super::x86::avx2::{Avx2, F64x8};
+    project_batches_with::<N, K, P, F64x8, Avx2>(items, lambda, x, x_prev, inv_mass, terms)
+}
+
+/// [`project_batches`] in AVX-512 registers ([`super::x86::avx512`]).
+///
+/// # Safety
+/// The CPU must have AVX-512 F and DQ, and AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,avx512f,avx512dq")]
+unsafe fn project_batches_avx512<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+    items: &[K],
+    lambda: &mut [f64],
+    x: &mut P,
+    x_prev: &[DVec3],
+    inv_mass: &[f64],
+    terms: &[Terms<f64>],
+) {
+    use super::x86::avx512::{Avx512, F64x8};
+    project_batches_with::<N, K, P, F64x8, Avx512>(items, lambda, x, x_prev, inv_mass, terms)
+}
+
+/// [`project_batches`] in lanes of `S`, moving particles with `IO`.
+#[inline(always)]
+fn project_batches_with<
+    const N: usize,
+    K: Constraint<N>,
+    P: Positions + ?Sized,
+    S: Real,
+    IO: ParticleLanes<S>,
+>(
     items: &[K],
     lambda: &mut [f64],
     x: &mut P,
@@ -40,9 +207,9 @@ pub fn project_batches<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
         return;
     };
     if items.iter().all(|item| item.material() == first) {
-        project_batches_of::<N, K, P, true>(items, lambda, x, x_prev, inv_mass, terms);
+        project_batches_of::<N, K, P, S, IO, true>(items, lambda, x, x_prev, inv_mass, terms);
     } else {
-        project_batches_of::<N, K, P, false>(items, lambda, x, x_prev, inv_mass, terms);
+        project_batches_of::<N, K, P, S, IO, false>(items, lambda, x, x_prev, inv_mass, terms);
     }
 }
 
@@ -52,6 +219,8 @@ fn project_batches_of<
     const N: usize,
     K: Constraint<N>,
     P: Positions + ?Sized,
+    S: Real,
+    IO: ParticleLanes<S>,
     const UNIFORM: bool,
 >(
     items: &[K],
@@ -67,26 +236,37 @@ fn project_batches_of<
         // Full batches as arrays, so the lane count is a constant the loops unroll to.
         let batch: &[K; LANES] = batch.try_into().expect("chunks_exact");
         let lambda: &mut [f64; LANES] = lambda.try_into().expect("chunks_exact");
-        project_lanes::<N, K, P, F64s, UNIFORM>(batch, lambda, x, x_prev, inv_mass, terms);
+        project_lanes::<N, K, P, S, IO, UNIFORM, true>(batch, lambda, x, x_prev, inv_mass, terms);
     }
     let (rest, rest_lambda) = (items.remainder(), lambda.into_remainder());
     if !rest.is_empty() {
-        project_lanes::<N, K, P, F64s, UNIFORM>(rest, rest_lambda, x, x_prev, inv_mass, terms);
+        project_lanes::<N, K, P, S, IO, UNIFORM, false>(
+            rest,
+            rest_lambda,
+            x,
+            x_prev,
+            inv_mass,
+            terms,
+        );
     }
 }
 
 /// Projects `items` (1 to `S::LANES` constraints sharing no moving particle) side by side:
-/// one constraint with `S = f64` ([`super::project`]), a batch with [`F64s`]. See the module
-/// docs. `UNIFORM` says every item has the first one's material: the lanes then take its
-/// Δλ coefficients as one value instead of gathering them (the usual case: a colour of one
-/// object's kind; 10 % of a dihedral batch's time on cloth-256, docs/benchmarks.md).
+/// one constraint with `S = f64` ([`super::project`]), a batch with [`F64s`], moving the
+/// particles with `IO`. See the module docs. `UNIFORM` says every item has the first one's
+/// material: the lanes then take its Δλ coefficients as one value instead of gathering them
+/// (the usual case: a colour of one object's kind; 10 % of a dihedral batch's time on
+/// cloth-256, docs/benchmarks.md). `FULL` says there are `S::LANES` items: every lane is
+/// present, which the compiler then need not check.
 #[inline(always)]
 pub fn project_lanes<
     const N: usize,
     K: Constraint<N>,
     P: Positions + ?Sized,
     S: Real,
+    IO: ParticleLanes<S>,
     const UNIFORM: bool,
+    const FULL: bool,
 >(
     items: &[K],
     lambda: &mut [f64],
@@ -95,8 +275,8 @@ pub fn project_lanes<
     inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
-    let count = items.len();
-    debug_assert!((1..=S::LANES).contains(&count) && lambda.len() == count);
+    let count = if FULL { S::LANES } else { items.len() };
+    assert!((1..=S::LANES).contains(&count) && items.len() == count && lambda.len() == count);
     // Indexed loops, not `array::from_fn` (see `super::lanes`). Indices are checked once
     // here, so the gathers and scatters below need no check each.
     let len = x.len();
@@ -104,46 +284,42 @@ pub fn project_lanes<
         x_prev.len() == len && inv_mass.len() == len,
         "particle arrays differ in length"
     );
-    let mut particles = [[0usize; LANES]; N];
-    let mut in_bounds = true;
+    let mut particles = [[0u32; LANES]; N];
+    let mut highest = 0;
     for l in 0..S::LANES {
         let of_lane = items[l.min(count - 1)].particles();
         for k in 0..N {
-            particles[k][l] = of_lane[k] as usize;
-            in_bounds &= particles[k][l] < len;
+            particles[k][l] = of_lane[k];
+            highest = highest.max(of_lane[k]);
         }
     }
-    assert!(in_bounds, "particle index out of bounds");
-    // Each particle's lanes gathered into plain arrays and moved into lanes once (LLVM
-    // builds the vectors from them with fewer shuffles than from one lane at a time).
-    let mut p = [Vec3::splat(S::splat(0.0)); N];
-    let mut w = [S::splat(0.0); N];
-    for k in 0..N {
-        let (mut px, mut py, mut pz, mut pw) =
-            ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
-        for l in 0..S::LANES {
-            let i = particles[k][l];
-            // SAFETY (both): every index was checked against `len` above.
-            let position = unsafe { x.get_unchecked(i) };
-            px[l] = position.x;
-            py[l] = position.y;
-            pz[l] = position.z;
-            pw[l] = unsafe { *inv_mass.get_unchecked(i) };
+    assert!((highest as usize) < len, "particle index out of bounds");
+    // Written element by element without zeroing them first (a memset call per batch).
+    let mut p = MaybeUninit::<[Vec3<S>; N]>::uninit();
+    let mut w = MaybeUninit::<[S; N]>::uninit();
+    for (k, index) in particles.iter().enumerate() {
+        // SAFETY: every index was checked against `len` above; element k of each array.
+        unsafe {
+            let element = p.as_mut_ptr().cast::<Vec3<S>>().add(k);
+            element.write(IO::gather(x, index));
+            let element = w.as_mut_ptr().cast::<S>().add(k);
+            element.write(IO::gather_values(inv_mass, index));
         }
-        p[k] = Vec3::new(
-            S::from_lanes(|l| px[l]),
-            S::from_lanes(|l| py[l]),
-            S::from_lanes(|l| pz[l]),
-        );
-        w[k] = S::from_lanes(|l| pw[l]);
     }
+    // SAFETY: all N elements of both were written above. (References, not moves: a move
+    // copied the positions of a hinge batch, 768 bytes, with a memcpy call.)
+    let (p, w) = unsafe { (p.assume_init_ref(), w.assume_init_ref()) };
     let shape = K::shape::<S>(items);
-    let (c, grad, acts) = K::value_and_gradient(&shape, &p);
+    let (c, grad, acts) = K::value_and_gradient(&shape, p);
     let mut w_grad_sq = w[0] * grad[0].length_squared();
     for k in 1..N {
         w_grad_sq = w_grad_sq + w[k] * grad[k].length_squared();
     }
-    let present = S::mask_from_lanes(|l| l < count);
+    let present = if FULL {
+        S::mask_from_lanes(|_| true)
+    } else {
+        S::mask_from_lanes(|l| l < count)
+    };
     let active = acts & present & w_grad_sq.gt(S::splat(0.0));
     if !S::any(active) {
         return;
@@ -158,61 +334,44 @@ pub fn project_lanes<
         let mut sum = S::splat(0.0);
         for k in 0..N {
             // SAFETY: checked against `len` above.
-            let start = Vec3::from_fn(|l| unsafe { *x_prev.get_unchecked(particles[k][l]) });
+            let start = unsafe { IO::gather(x_prev, &particles[k]) };
             sum = sum + grad[k].dot(p[k] - start);
         }
         S::select(damped, sum, S::splat(0.0))
     } else {
         S::splat(0.0)
     };
-    let lambda_now = S::from_lanes(|l| lambda[l.min(count - 1)]);
+    // λ never holds −0 (it starts at +0 and x + y is −0 in round-to-nearest only when both
+    // are), so adding the +0 of a lane that does not act leaves its bits as they are.
+    let mut lambda_lanes = [0.0; LANES];
+    for l in 0..S::LANES {
+        lambda_lanes[l] = lambda[l.min(count - 1)];
+    }
+    let lambda_now = S::load(&lambda_lanes);
     let delta = S::select(
         active,
         terms.delta_lambda(c, lambda_now, w_grad_sq, grad_dot_dx),
         S::splat(0.0),
     );
-    // The corrections of all lanes at once, moved out of the lanes into plain arrays once,
-    // then written lane by lane (reading a lane of a vector register at a run-time index
-    // spilled the whole register for every particle written).
-    let mut correction = [[[0.0; LANES]; 3]; N];
-    let mut weight = [[0.0; LANES]; N];
-    for k in 0..N {
-        let c = grad[k].scale(w[k] * delta);
-        for l in 0..S::LANES {
-            correction[k][0][l] = c.x.lane(l);
-            correction[k][1][l] = c.y.lane(l);
-            correction[k][2][l] = c.z.lane(l);
-            weight[k][l] = w[k].lane(l);
-        }
-    }
-    let mut delta_lanes = [0.0; LANES];
-    let mut acts = [false; LANES];
-    for l in 0..S::LANES {
-        delta_lanes[l] = delta.lane(l);
-        acts[l] = S::mask_lane(active, l);
-    }
-    for l in 0..count {
-        if !acts[l] {
-            continue;
-        }
-        lambda[l] += delta_lanes[l];
-        for k in 0..N {
-            // Pinned particles (w = 0) are never written: several threads may read them.
-            if weight[k][l] != 0.0 {
-                let c = &correction[k];
-                // SAFETY: checked against `len` above.
-                unsafe { x.add_unchecked(particles[k][l], DVec3::new(c[0][l], c[1][l], c[2][l])) };
-            }
-        }
+    (lambda_now + delta).store(&mut lambda_lanes);
+    lambda.copy_from_slice(&lambda_lanes[..count]);
+    let acting = S::mask_bits(active);
+    for (k, index) in particles.iter().enumerate() {
+        // Pinned particles (w = 0) are never written: several threads may read them.
+        let moves = S::mask_bits(w[k].gt(S::splat(0.0)));
+        let correction = grad[k].scale(w[k] * delta);
+        // SAFETY: checked against `len` above.
+        unsafe { IO::scatter(x, index, correction, acting & moves) };
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::constraints::curvature::IsometricBendingConstraint;
+    use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
     use crate::constraints::dihedral::DihedralConstraint;
     use crate::constraints::distance::DistanceConstraint;
+    use crate::constraints::long_range::LongRangeConstraint;
     use crate::constraints::tet_volume::TetVolumeConstraint;
     use crate::constraints::{project, Material, MaterialId, Materials};
 
@@ -227,9 +386,19 @@ mod tests {
         }
     }
 
-    /// Projects `items` (sharing no particle) as batches and one at a time, from the same
-    /// jittered positions, and requires the same bits.
+    /// Projects `items` (sharing no particle) as batches on every path this CPU has and one
+    /// at a time, from the same jittered positions, and requires the same bits.
     fn batches_match_one_at_a_time<const N: usize, K: Constraint<N>>(
+        items: &[K],
+        particles: usize,
+    ) {
+        for path in SimdPath::available() {
+            path_matches_one_at_a_time(path, items, particles);
+        }
+    }
+
+    fn path_matches_one_at_a_time<const N: usize, K: Constraint<N>>(
+        path: SimdPath,
         items: &[K],
         particles: usize,
     ) {
@@ -248,7 +417,8 @@ mod tests {
         let mut lambda_batched = vec![0.01; items.len()];
         let mut lambda_alone = lambda_batched.clone();
         let terms = materials().terms(480.0);
-        project_batches(
+        project_batches_on(
+            path,
             items,
             &mut lambda_batched,
             batched.as_mut_slice(),
@@ -266,16 +436,20 @@ mod tests {
                 &terms,
             );
         }
-        assert!(batched
-            .iter()
-            .zip(&alone)
-            .all(|(a, b)| a.to_array().map(f64::to_bits) == b.to_array().map(f64::to_bits)));
+        assert!(
+            batched
+                .iter()
+                .zip(&alone)
+                .all(|(a, b)| a.to_array().map(f64::to_bits) == b.to_array().map(f64::to_bits)),
+            "{path:?}"
+        );
         assert_eq!(
             lambda_batched
                 .iter()
                 .map(|l| l.to_bits())
                 .collect::<Vec<_>>(),
-            lambda_alone.iter().map(|l| l.to_bits()).collect::<Vec<_>>()
+            lambda_alone.iter().map(|l| l.to_bits()).collect::<Vec<_>>(),
+            "{path:?}"
         );
         assert!(
             lambda_alone.iter().any(|&l| l != 0.01),
@@ -309,13 +483,23 @@ mod tests {
 
     #[test]
     fn every_kind_projects_the_same_bits_in_a_batch_as_alone() {
-        // 19 constraints on disjoint particles: two full batches and a short one.
+        // Materials mixed within a batch, and each alone (the uniform batches, and the
+        // compliant-only and stiff-only formulas of Δλ).
+        let mixed = |k: usize| damped(k);
+        for material in [mixed, |_| damped(0), |_| damped(1), |_| damped(2)] {
+            every_kind_matches(material);
+        }
+    }
+
+    /// Every batched kind: 19 constraints on disjoint particles (two full batches and a short
+    /// one), constraint `k` of material `material(k)`.
+    fn every_kind_matches(material: fn(usize) -> MaterialId) {
         let count = 19;
         let stretch: Vec<DistanceConstraint> = (0..count)
             .map(|k| DistanceConstraint {
                 particles: [2 * k as u32, 2 * k as u32 + 1],
                 rest_length: 0.08,
-                material: damped(k),
+                material: material(k),
                 tear_length: f64::INFINITY,
                 diagonal: false,
             })
@@ -326,7 +510,7 @@ mod tests {
             .map(|k| DihedralConstraint {
                 particles: four(k),
                 rest_angle: 0.3 - 0.05 * k as f64,
-                material: damped(k),
+                material: material(k),
             })
             .collect();
         batches_match_one_at_a_time(&hinges, 4 * count);
@@ -335,18 +519,35 @@ mod tests {
                 particles: four(k),
                 weights: [1.0, 1.2, -1.1, -1.1],
                 scale: 2.0,
-                material: damped(k),
+                material: material(k),
             })
             .collect();
         batches_match_one_at_a_time(&isometric, 4 * count);
+        let ropes: Vec<RopeBendingConstraint> = (0..count)
+            .map(|k| RopeBendingConstraint {
+                particles: [0, 1, 2].map(|j| (3 * k + j) as u32),
+                weights: [1.0, -2.0, 1.0],
+                scale: 12.0,
+                material: material(k),
+            })
+            .collect();
+        batches_match_one_at_a_time(&ropes, 3 * count);
         let tets: Vec<TetVolumeConstraint> = (0..count)
             .map(|k| TetVolumeConstraint {
                 particles: four(k),
                 rest_volume: 1e-4,
-                material: damped(k),
+                material: material(k),
             })
             .collect();
         batches_match_one_at_a_time(&tets, 4 * count);
+        // Tethers sharing their pinned end (particle 3), as a colour may: never written.
+        let tethers: Vec<LongRangeConstraint> = (0..count)
+            .map(|k| LongRangeConstraint {
+                particles: [(4 + k) as u32, 3],
+                max_length: 0.05 * k as f64,
+            })
+            .collect();
+        batches_match_one_at_a_time(&tethers, 4 + count);
     }
 
     #[test]

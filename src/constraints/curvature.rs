@@ -85,9 +85,6 @@ impl RopeBendingConstraint {
 impl<const N: usize> Constraint<N> for CurvatureConstraint<N> {
     /// `K` and `s`.
     type Shape<S: Real> = ([S; N], S);
-    /// Isometric bending (four particles) gains from lanes; rope bending (three) does not:
-    /// its gather is a third of the work and its math is a weighted sum (docs/benchmarks.md).
-    const BATCHED: bool = N == 4;
 
     fn particles(&self) -> [u32; N] {
         self.particles

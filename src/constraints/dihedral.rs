@@ -97,7 +97,6 @@ fn hinge_angle<S: Real>(p: &[Vec3<S>; 4]) -> (S, [Vec3<S>; 4], S::Mask) {
 impl Constraint<4> for DihedralConstraint {
     /// The rest angle θ0.
     type Shape<S: Real> = S;
-    const BATCHED: bool = true;
 
     fn particles(&self) -> [u32; 4] {
         self.particles

@@ -32,7 +32,6 @@ impl DistanceConstraint {
 impl Constraint<2> for DistanceConstraint {
     /// The rest length.
     type Shape<S: Real> = S;
-    const BATCHED: bool = true;
 
     fn particles(&self) -> [u32; 2] {
         self.particles

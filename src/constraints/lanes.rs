@@ -44,6 +44,8 @@ pub trait Real:
     fn lane(self, l: usize) -> f64;
     /// Lane `l` of a mask.
     fn mask_lane(mask: Self::Mask, l: usize) -> bool;
+    /// Bit `l` set where lane `l` of the mask is.
+    fn mask_bits(mask: Self::Mask) -> u32;
     /// Whether any lane of a mask is set.
     fn any(mask: Self::Mask) -> bool;
 
@@ -52,6 +54,10 @@ pub trait Real:
     fn from_lanes(f: impl FnMut(usize) -> f64) -> Self;
     /// Lane `l` is `f(l)`.
     fn mask_from_lanes(f: impl FnMut(usize) -> bool) -> Self::Mask;
+    /// Lane `l` is `lanes[l]` (a single number is `lanes[0]`).
+    fn load(lanes: &[f64; LANES]) -> Self;
+    /// Writes lane `l` to `lanes[l]`.
+    fn store(self, lanes: &mut [f64; LANES]);
     fn sqrt(self) -> Self;
     fn abs(self) -> Self;
     /// `f64::max`, per lane.
@@ -78,6 +84,10 @@ impl Real for f64 {
         mask
     }
     #[inline(always)]
+    fn mask_bits(mask: bool) -> u32 {
+        mask as u32
+    }
+    #[inline(always)]
     fn any(mask: bool) -> bool {
         mask
     }
@@ -93,6 +103,14 @@ impl Real for f64 {
     #[inline(always)]
     fn mask_from_lanes(mut f: impl FnMut(usize) -> bool) -> bool {
         f(0)
+    }
+    #[inline(always)]
+    fn load(lanes: &[f64; LANES]) -> Self {
+        lanes[0]
+    }
+    #[inline(always)]
+    fn store(self, lanes: &mut [f64; LANES]) {
+        lanes[0] = self;
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
@@ -182,7 +200,7 @@ impl Flags {
 
 // The lane loops are plain indexed loops over the arrays, not `array::from_fn` or `map`:
 // those go through `core::array::try_from_fn`, which LLVM left out of line inside the
-// multiversioned kernel, and every lane then went through the stack.
+// kernel compiled for a vector extension, and every lane then went through the stack.
 impl F64s {
     #[inline(always)]
     fn map(self, f: impl Fn(f64) -> f64) -> Self {
@@ -273,6 +291,14 @@ impl Real for F64s {
         mask.lane(l)
     }
     #[inline(always)]
+    fn mask_bits(mask: Flags) -> u32 {
+        let mut bits = 0;
+        for l in 0..LANES {
+            bits |= ((mask.0[l] != 0) as u32) << l;
+        }
+        bits
+    }
+    #[inline(always)]
     fn any(mask: Flags) -> bool {
         mask.any()
     }
@@ -296,6 +322,14 @@ impl Real for F64s {
             *lane = Flags::of(f(l));
         }
         Flags(out)
+    }
+    #[inline(always)]
+    fn load(lanes: &[f64; LANES]) -> Self {
+        F64s(*lanes)
+    }
+    #[inline(always)]
+    fn store(self, lanes: &mut [f64; LANES]) {
+        *lanes = self.0;
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
@@ -398,12 +432,6 @@ impl<S: Real> Vec3<S> {
     #[inline(always)]
     pub fn scale(self, s: S) -> Self {
         Vec3::new(self.x * s, self.y * s, self.z * s)
-    }
-
-    /// Every coordinate divided by `s`.
-    #[inline(always)]
-    pub fn over(self, s: S) -> Self {
-        Vec3::new(self.x / s, self.y / s, self.z / s)
     }
 }
 

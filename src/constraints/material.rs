@@ -107,19 +107,42 @@ impl<S: Real> Terms<S> {
     /// denominator vanishes; PBD's `−k' C / Σ w |∇C|²`. Callers skip `w_grad_sq = 0`.
     #[inline(always)]
     pub fn delta_lambda(self, c: S, lambda: S, w_grad_sq: S, grad_dot_dx: S) -> S {
+        // Each formula is computed only where some lane needs it (a division each): the lanes
+        // of a batch usually share one mode.
+        if !S::any(self.stiff) {
+            self.compliant_delta(c, lambda, w_grad_sq, grad_dot_dx)
+        } else if !S::any(!self.stiff) {
+            self.stiff_delta(c, w_grad_sq)
+        } else {
+            S::select(
+                self.stiff,
+                self.stiff_delta(c, w_grad_sq),
+                self.compliant_delta(c, lambda, w_grad_sq, grad_dot_dx),
+            )
+        }
+    }
+
+    /// XPBD's Δλ (see [`Terms::delta_lambda`]). A method, not a closure: the vector lanes
+    /// of `crate::constraints::x86` must be inlined into their kernel.
+    #[inline(always)]
+    fn compliant_delta(self, c: S, lambda: S, w_grad_sq: S, grad_dot_dx: S) -> S {
         let one = S::splat(1.0);
         let denominator = (one + self.gamma) * w_grad_sq + self.alpha_tilde;
-        let compliant = S::select(
+        S::select(
             denominator.le(S::splat(f64::MIN_POSITIVE)),
             S::splat(0.0),
             (-c - self.alpha_tilde * lambda - self.gamma * grad_dot_dx) / denominator,
-        );
-        let stiff = S::select(
+        )
+    }
+
+    /// PBD's Δλ (see [`Terms::delta_lambda`]).
+    #[inline(always)]
+    fn stiff_delta(self, c: S, w_grad_sq: S) -> S {
+        S::select(
             w_grad_sq.gt(S::splat(0.0)),
             -self.stiffness * c / w_grad_sq,
             S::splat(0.0),
-        );
-        S::select(self.stiff, stiff, compliant)
+        )
     }
 
     /// Lanes whose damping term needs `Σ ∇C · (p − x_prev)` (γ ≠ 0).

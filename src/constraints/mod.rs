@@ -25,12 +25,15 @@ pub mod batch;
 pub mod curvature;
 pub mod dihedral;
 pub mod distance;
+pub mod lane_io;
 pub mod lanes;
 pub mod long_range;
 pub mod material;
 pub mod shape_matching;
 pub mod tet_volume;
 pub mod volume;
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 use glam::DVec3;
 use lanes::{Real, Vec3};
@@ -42,13 +45,6 @@ pub trait Constraint<const N: usize>: Sync + Send + Sized {
     /// What the value and gradient read of a constraint besides the positions (a rest length,
     /// a rest angle…), as numbers or lanes.
     type Shape<S: Real>: Copy;
-
-    /// Whether the solver projects a colour of this kind in batches ([`batch`]) rather than
-    /// one constraint at a time. Both give the same bits; the choice is speed, measured per
-    /// kind by `cargo bench --bench kernels` (docs/benchmarks.md, "Issue 13"): a batch pays
-    /// for gathering and scattering its lanes, which a kind wins back when its arithmetic
-    /// (square roots, divisions, the dihedral's `atan2`) is enough per particle gathered.
-    const BATCHED: bool = false;
 
     fn particles(&self) -> [u32; N];
     fn material(&self) -> MaterialId;
@@ -95,6 +91,11 @@ pub trait Positions {
     /// # Safety
     /// `i < self.len()`.
     unsafe fn add_unchecked(&mut self, i: usize, delta: DVec3);
+    /// The first particle's position; particle `i` is `len()` positions on, one `DVec3`
+    /// (`[f64; 3]`, no padding) each. For the vector loads of [`lane_io`].
+    fn as_ptr(&self) -> *const DVec3;
+    /// [`Positions::as_ptr`], for writing under the same rules as [`Positions::add_unchecked`].
+    fn as_mut_ptr(&mut self) -> *mut DVec3;
 }
 
 impl Positions for [DVec3] {
@@ -112,6 +113,14 @@ impl Positions for [DVec3] {
         // SAFETY: the caller's promise.
         unsafe { *<[DVec3]>::get_unchecked_mut(self, i) += delta }
     }
+    #[inline(always)]
+    fn as_ptr(&self) -> *const DVec3 {
+        <[DVec3]>::as_ptr(self)
+    }
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut DVec3 {
+        <[DVec3]>::as_mut_ptr(self)
+    }
 }
 
 /// Projects one constraint in place (Gauss-Seidel): reads and corrects the predicted positions
@@ -126,7 +135,7 @@ pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
     inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
-    batch::project_lanes::<N, K, P, f64, true>(
+    batch::project_lanes::<N, K, P, f64, lane_io::Scalar, true, true>(
         std::slice::from_ref(constraint),
         std::slice::from_mut(lambda),
         x,

@@ -246,6 +246,16 @@ impl crate::constraints::Positions for StageView<'_> {
             p.write(p.read() + delta);
         }
     }
+
+    #[inline(always)]
+    fn as_ptr(&self) -> *const glam::DVec3 {
+        self.pointer
+    }
+
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut glam::DVec3 {
+        self.pointer
+    }
 }
 
 #[cfg(test)]

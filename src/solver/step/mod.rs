@@ -6,8 +6,8 @@
 //! 2. `λ = 0` for every constraint (each thread clears the λ of the constraints it projects);
 //! 3. `iterations` times: a symmetric Gauss–Seidel sweep over the coloured kinds (stretch,
 //!    tetrahedra, dihedral, isometric and rope bending, then the same backward; each colour
-//!    split between the threads in whole batches of [`LANES`], projected in SIMD lanes for
-//!    the kinds where that is faster (`Constraint::BATCHED`), overflow groups on one thread;
+//!    split between the threads in whole batches of [`LANES`] projected in SIMD lanes,
+//!    overflow groups on one thread one constraint at a time;
 //!    see [`Sweep`]), then the
 //!    object-wide kinds on one thread (volumes, shape matching), long-range tethers, then
 //!    contacts (per particle), so contacts get the last word on penetration. With shape

@@ -102,7 +102,7 @@ impl Frame<'_> {
                 lambda.fill(0.0);
             }
             let items = &block.items[range];
-            if batched && K::BATCHED {
+            if batched {
                 project_batches(items, lambda, &mut x, x_prev, self.inv_mass, terms);
             } else {
                 for (item, lambda) in items.iter().zip(lambda) {
