@@ -27,6 +27,7 @@
 
 use super::bvh::{bounds, boxes_overlap};
 use super::stencil::Stencil;
+use crate::constraints::Positions;
 use glam::DVec3;
 
 /// Two edges near each other, and the side of edge 1 that edge 0 belongs on.
@@ -133,10 +134,10 @@ pub fn contact(
 
 /// Projects one contact (see the module notes); `distance` is 2r. Returns whether it
 /// touched.
-pub fn resolve_edge_contact(
+pub fn resolve_edge_contact<P: Positions + ?Sized>(
     contact: EdgeContact,
     edges: &[[u32; 2]],
-    x: &mut [DVec3],
+    x: &mut P,
     x_prev: &[DVec3],
     inv_mass: &[f64],
     distance: f64,
@@ -144,10 +145,11 @@ pub fn resolve_edge_contact(
 ) -> bool {
     let [a, b] = edges[contact.edges[0] as usize].map(|k| k as usize);
     let [c, d] = edges[contact.edges[1] as usize].map(|k| k as usize);
-    let Some(m) = common_normal([x[a], x[b]], [x[c], x[d]]) else {
+    let [pa, pb, pc, pd] = [a, b, c, d].map(|k| x.position(k));
+    let Some(m) = common_normal([pa, pb], [pc, pd]) else {
         return false;
     };
-    let (s, t) = closest_parameters(x[a], x[b], x[c], x[d]);
+    let (s, t) = closest_parameters(pa, pb, pc, pd);
     let interior = |u: f64| u > 0.0 && u < 1.0;
     if !interior(s) || !interior(t) {
         return false;
@@ -230,7 +232,7 @@ mod tests {
         assert!(resolve_edge_contact(
             contacts[0],
             &edges,
-            &mut x,
+            x.as_mut_slice(),
             &x_prev,
             &inv_mass,
             0.01,

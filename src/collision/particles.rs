@@ -12,6 +12,7 @@
 
 use super::spatial_hash::SpatialHash;
 use super::stencil::Stencil;
+use crate::constraints::Positions;
 use glam::DVec3;
 
 /// Pairs `[i, j]` (i < j) of `particles` closer than `reach` that `allowed` accepts, sorted.
@@ -39,16 +40,16 @@ pub fn find_pairs(
 
 /// Pushes particles `i` and `j` apart to `2 radius` and applies friction to their relative
 /// slip since `x_prev`. Returns whether they were in contact.
-pub fn resolve_pair(
+pub fn resolve_pair<P: Positions + ?Sized>(
     [i, j]: [u32; 2],
-    x: &mut [DVec3],
+    x: &mut P,
     x_prev: &[DVec3],
     inv_mass: &[f64],
     radius: f64,
     friction: f64,
 ) -> bool {
     let (i, j) = (i as usize, j as usize);
-    let Some(n) = (x[i] - x[j]).try_normalize() else {
+    let Some(n) = (x.position(i) - x.position(j)).try_normalize() else {
         return false;
     };
     let stencil = Stencil {
@@ -85,7 +86,14 @@ mod tests {
         let mut x = vec![DVec3::ZERO, DVec3::new(0.01, 0.0, 0.0)];
         let x_prev = x.clone();
         let inv_mass = [1.0, 0.5];
-        assert!(resolve_pair([0, 1], &mut x, &x_prev, &inv_mass, 0.01, 0.5));
+        assert!(resolve_pair(
+            [0, 1],
+            x.as_mut_slice(),
+            &x_prev,
+            &inv_mass,
+            0.01,
+            0.5
+        ));
         assert!((x[0].distance(x[1]) - 0.02).abs() < 1e-15);
         let momentum = (x[0] - x_prev[0]) / inv_mass[0] + (x[1] - x_prev[1]) / inv_mass[1];
         assert!(momentum.length() < 1e-15);

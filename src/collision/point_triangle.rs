@@ -24,6 +24,7 @@
 use super::bvh::closest_on_triangle;
 use super::bvh::{bounds, boxes_overlap};
 use super::stencil::Stencil;
+use crate::constraints::Positions;
 use glam::DVec3;
 
 /// A particle near a triangle, and the side of the triangle it belongs on.
@@ -96,10 +97,10 @@ fn plane_weights(p: DVec3, [a, b, c]: [DVec3; 3], n: DVec3) -> [f64; 3] {
 
 /// Projects one contact (see the module notes); `distance` is 2r. Returns whether it
 /// touched.
-pub fn resolve_triangle_contact(
+pub fn resolve_triangle_contact<P: Positions + ?Sized>(
     contact: TriangleContact,
     triangles: &[[u32; 3]],
-    x: &mut [DVec3],
+    x: &mut P,
     x_prev: &[DVec3],
     inv_mass: &[f64],
     distance: f64,
@@ -107,12 +108,12 @@ pub fn resolve_triangle_contact(
 ) -> bool {
     let p = contact.particle as usize;
     let [a, b, c] = triangles[contact.triangle as usize].map(|k| k as usize);
-    let abc = [x[a], x[b], x[c]];
+    let abc = [a, b, c].map(|k| x.position(k));
     let normal = (abc[1] - abc[0]).cross(abc[2] - abc[0]);
     if normal.length_squared() < 1e-30 {
         return false;
     }
-    let weights = plane_weights(x[p], abc, normal);
+    let weights = plane_weights(x.position(p), abc, normal);
     if weights.iter().any(|&w| w < 0.0) {
         return false;
     }
@@ -159,7 +160,7 @@ mod tests {
         assert!(resolve_triangle_contact(
             contacts[0],
             &triangles,
-            &mut x,
+            x.as_mut_slice(),
             &x_prev,
             &inv_mass,
             0.02,
@@ -178,7 +179,7 @@ mod tests {
         assert!(resolve_triangle_contact(
             contacts[0],
             &triangles,
-            &mut x,
+            x.as_mut_slice(),
             &x_prev,
             &inv_mass,
             0.02,
@@ -213,7 +214,15 @@ mod tests {
             triangle: 0,
             side: 1.0,
         };
-        resolve_triangle_contact(contact, &triangles, &mut x, &x_prev, &inv_mass, 0.02, 0.5);
+        resolve_triangle_contact(
+            contact,
+            &triangles,
+            x.as_mut_slice(),
+            &x_prev,
+            &inv_mass,
+            0.02,
+            0.5,
+        );
         assert!((x[3] - x_prev[3]).length() < 1e-15, "{}", x[3]);
     }
 }

@@ -12,6 +12,7 @@
 //! `s = Σ c_k (x_k − x_prev_k)`, up to `μ · depth`, with the same weights:
 //! `Δx_k = −w_k c_k r / W` for the removed slip `r` changes the gap by exactly `−r`.
 
+use crate::constraints::Positions;
 use glam::DVec3;
 
 /// Particles and coefficients of a contact's gap `d = Σ c_k x_k`.
@@ -23,19 +24,19 @@ pub struct Stencil<const N: usize> {
 
 impl<const N: usize> Stencil<N> {
     /// The gap `Σ c_k x_k`.
-    pub fn gap(&self, x: &[DVec3]) -> DVec3 {
+    pub fn gap<P: Positions + ?Sized>(&self, x: &P) -> DVec3 {
         (0..N)
-            .map(|k| x[self.particles[k]] * self.coefficients[k])
+            .map(|k| x.position(self.particles[k]) * self.coefficients[k])
             .sum()
     }
 
     /// Pushes the gap along `n` out to `target` if it is shorter, then applies friction
     /// `friction`. Returns whether the contact was active.
-    pub fn resolve(
+    pub fn resolve<P: Positions + ?Sized>(
         &self,
         n: DVec3,
         target: f64,
-        x: &mut [DVec3],
+        x: &mut P,
         x_prev: &[DVec3],
         inv_mass: &[f64],
         friction: f64,
@@ -49,8 +50,8 @@ impl<const N: usize> Stencil<N> {
             return false;
         }
         let step = depth / w_sum;
-        for k in 0..N {
-            x[self.particles[k]] += n * (w[k] * self.coefficients[k] * step);
+        for (k, &i) in self.particles.iter().enumerate() {
+            x.move_by(i, n * (w[k] * self.coefficients[k] * step));
         }
         let slip = self.gap(x) - self.gap(x_prev);
         let tangential = slip - n * slip.dot(n);
@@ -61,8 +62,9 @@ impl<const N: usize> Stencil<N> {
             } else {
                 tangential * (friction * depth / amount)
             };
-            for k in 0..N {
-                x[self.particles[k]] -= removed * (w[k] * self.coefficients[k] / w_sum);
+            for (k, &i) in self.particles.iter().enumerate() {
+                // x − r equals x + (−r) bit for bit (IEEE 754 defines one as the other).
+                x.move_by(i, -(removed * (w[k] * self.coefficients[k] / w_sum)));
             }
         }
         true
@@ -89,8 +91,8 @@ mod tests {
         let before = x.clone();
         let inv_mass = [1.0, 2.0, 0.5];
         let stencil = particle_on_edge();
-        assert!(stencil.resolve(DVec3::Y, 0.01, &mut x, &x_prev, &inv_mass, 0.3));
-        assert!((stencil.gap(&x).y - 0.01).abs() < 1e-15);
+        assert!(stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &inv_mass, 0.3));
+        assert!((stencil.gap(x.as_slice()).y - 0.01).abs() < 1e-15);
         let change: DVec3 = (0..3).map(|k| (x[k] - before[k]) / inv_mass[k]).sum();
         assert!(change.length() < 1e-15, "{change}");
     }
@@ -103,12 +105,12 @@ mod tests {
         // Slides 1 mm while pressing 4 mm in: static with μ = 0.5 (limit 2 mm).
         let mut x = x_prev.clone();
         x[0] += DVec3::new(0.001, -0.004, 0.0);
-        stencil.resolve(DVec3::Y, 0.01, &mut x, &x_prev, &inv_mass, 0.5);
+        stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &inv_mass, 0.5);
         assert!((x[0] - x_prev[0]).length() < 1e-15);
         // Slides 5 mm: keeps 5 − 2 = 3 mm.
         let mut x = x_prev.clone();
         x[0] += DVec3::new(0.005, -0.004, 0.0);
-        stencil.resolve(DVec3::Y, 0.01, &mut x, &x_prev, &inv_mass, 0.5);
+        stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &inv_mass, 0.5);
         assert!((x[0].x - x_prev[0].x - 0.003).abs() < 1e-15, "{}", x[0]);
     }
 
@@ -116,7 +118,14 @@ mod tests {
     fn a_separated_gap_is_left_alone() {
         let x_prev = vec![DVec3::new(0.5, 0.05, 0.0), DVec3::ZERO, DVec3::X];
         let mut x = x_prev.clone();
-        assert!(!particle_on_edge().resolve(DVec3::Y, 0.01, &mut x, &x_prev, &[1.0; 3], 0.3));
+        assert!(!particle_on_edge().resolve(
+            DVec3::Y,
+            0.01,
+            x.as_mut_slice(),
+            &x_prev,
+            &[1.0; 3],
+            0.3
+        ));
         assert_eq!(x, x_prev);
     }
 }

@@ -91,6 +91,18 @@ pub trait Positions {
     /// # Safety
     /// `i < self.len()`.
     unsafe fn add_unchecked(&mut self, i: usize, delta: DVec3);
+    /// Particle `i`'s position (bounds-checked).
+    fn position(&self, i: usize) -> DVec3 {
+        assert!(i < self.len(), "particle {i} out of bounds");
+        // SAFETY: in bounds (checked).
+        unsafe { self.get_unchecked(i) }
+    }
+    /// Moves particle `i` by `delta` (bounds-checked).
+    fn move_by(&mut self, i: usize, delta: DVec3) {
+        assert!(i < self.len(), "particle {i} out of bounds");
+        // SAFETY: in bounds (checked).
+        unsafe { self.add_unchecked(i, delta) }
+    }
     /// The first particle's position; particle `i` is `len()` positions on, one `DVec3`
     /// (`[f64; 3]`, no padding) each. For the vector loads of [`lane_io`].
     fn as_ptr(&self) -> *const DVec3;

@@ -16,19 +16,21 @@
 //! hash of the particles, points on triangles and edges on edges among the pairs of the near
 //! lists ([`crate::collision::near_lists`]), which are kept while the particles move less than
 //! a skin relative to each other. Thread 0 checks the lists ([`ParticleContacts::lists_stale`]);
-//! then thread 0 builds the hash and the triangles' swept boxes (and, for new lists, their
-//! search tree) while the last thread builds the edges' ([`ParticleContacts::sweep_triangles`],
-//! [`ParticleContacts::sweep_edges`]: each a pure function of the positions, so who builds
-//! it changes nothing); every thread then takes a contiguous share (of the particles, and of
-//! the edges for new lists or of the lists otherwise) and tests its pairs exactly, and the
-//! shares are joined in order — the same sorted candidates for any thread count.
+//! every thread sweeps a share of the triangles' and edges' boxes; thread 0 builds the hash
+//! (and, for new lists, the triangles' search tree) while the last thread builds the edges'
+//! tree ([`ParticleContacts::sweep_triangles`], [`ParticleContacts::sweep_edges`]: each a pure
+//! function of the positions, so who builds it changes nothing); every thread then takes a
+//! contiguous share (of the particles, and of the edges for new lists or of the lists
+//! otherwise) and tests its pairs exactly, and the shares are joined in order — the same
+//! sorted candidates for any thread count.
 //!
-//! The contacts are projected on one thread in that order (Gauss-Seidel), so the result does
-//! not depend on the thread count. Projecting them colour by colour on every thread was
-//! built and measured (docs/benchmarks.md, "Self collision"): no faster on the pile, where
-//! few candidates touch, and the colour order left crossing triangles the sorted order does
-//! not.
+//! The contacts are projected in that order (Gauss–Seidel), on every thread in the levels of
+//! [`super::contact_levels`] when there are many (the same bits as one thread projecting the
+//! sequence), otherwise by thread 0 alone; the result does not depend on the thread count.
+//! Projecting them colour by colour instead was built and measured (docs/benchmarks.md, "Self
+//! collision"): the colour order left crossing triangles the sorted order does not.
 
+use super::contact_levels::ContactLevels;
 use super::parallel::share as share_of;
 use crate::collision::bvh::bounds;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
@@ -39,6 +41,7 @@ use crate::collision::point_triangle::{
 };
 use crate::collision::rest_close::RestClose;
 use crate::collision::spatial_hash::SpatialHash;
+use crate::constraints::Positions;
 use crate::model::Model;
 use glam::DVec3;
 
@@ -56,6 +59,17 @@ pub struct Touching {
     pub pairs: usize,
     pub point_triangle: usize,
     pub edge_edge: usize,
+}
+
+impl std::ops::Add for Touching {
+    type Output = Touching;
+    fn add(self, other: Touching) -> Touching {
+        Touching {
+            pairs: self.pairs + other.pairs,
+            point_triangle: self.point_triangle + other.point_triangle,
+            edge_edge: self.edge_edge + other.edge_edge,
+        }
+    }
 }
 
 /// What one substep's candidate tests need of the particles and triangles: the particles
@@ -112,6 +126,8 @@ pub struct ParticleContacts {
     pairs: Vec<[u32; 2]>,
     triangle_contacts: Vec<TriangleContact>,
     edge_contacts: Vec<EdgeContact>,
+    /// The levels this substep's contacts are projected in on every thread, if many.
+    levels: ContactLevels,
     /// Contacts that touched in the last substep.
     touching: Touching,
 }
@@ -147,13 +163,20 @@ impl ParticleContacts {
         let radius = model.params.particle_radius;
         let (close_triangles, close_edges) =
             rest_close_tables(&rest, &model.owner, &triangles, &edges, radius);
+        let particles: Vec<u32> = (0..model.particles.len() as u32)
+            .filter(|&i| {
+                let k = model.owner[i as usize] as usize;
+                touches_others[k] || touches_itself[k]
+            })
+            .collect();
+        let levels = ContactLevels::new(if particles.is_empty() {
+            0
+        } else {
+            model.particles.len()
+        });
         ParticleContacts {
-            particles: (0..model.particles.len() as u32)
-                .filter(|&i| {
-                    let k = model.owner[i as usize] as usize;
-                    touches_others[k] || touches_itself[k]
-                })
-                .collect(),
+            particles,
+            levels,
             owner: model.owner.clone(),
             touches_others,
             touches_itself,
@@ -207,29 +230,57 @@ impl ParticleContacts {
         stale
     }
 
-    /// The particles hashed, the triangles' swept boxes and, when `stale`, the search for
-    /// new point–triangle lists.
-    pub fn sweep_triangles(&self, x: &[DVec3], x_prev: &[DVec3], stale: bool) -> TriangleSweep {
+    /// Share `share` of `shares` of the triangles' swept boxes (any thread): joined in share
+    /// order, the boxes of every triangle.
+    pub fn triangle_boxes(
+        &self,
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        (share, shares): (usize, usize),
+    ) -> Vec<(DVec3, DVec3)> {
+        let distance = 2.0 * self.radius;
+        (self.triangles[share_of(0..self.triangles.len(), share, shares)].iter())
+            .map(|&t| point_triangle::swept_box(t, x, x_prev, distance))
+            .collect()
+    }
+
+    /// Share `share` of `shares` of the edges' swept boxes, as [`Self::triangle_boxes`].
+    pub fn edge_boxes(
+        &self,
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        (share, shares): (usize, usize),
+    ) -> Vec<(DVec3, DVec3)> {
+        let distance = 2.0 * self.radius;
+        (self.edges[share_of(0..self.edges.len(), share, shares)].iter())
+            .map(|&e| edge_edge::swept_box(e, x, x_prev, distance))
+            .collect()
+    }
+
+    /// The particles hashed, with the triangles' swept `boxes` and, when `stale`, the search
+    /// for new point–triangle lists.
+    pub fn sweep_triangles(
+        &self,
+        x: &[DVec3],
+        boxes: Vec<(DVec3, DVec3)>,
+        stale: bool,
+    ) -> TriangleSweep {
         let distance = 2.0 * self.radius;
         TriangleSweep {
             // Spheres of radius 0 never touch (and cells of size 0 would put every particle
             // in one bucket).
             hash: (self.radius > 0.0)
                 .then(|| SpatialHash::build(x, &self.particles, PAIR_REACH_RADII * self.radius)),
-            boxes: (self.triangles.iter())
-                .map(|&t| point_triangle::swept_box(t, x, x_prev, distance))
-                .collect(),
+            boxes,
             rebuild: stale.then(|| TriangleSearch::new(&self.skin, &self.triangles, distance)),
         }
     }
 
-    /// The edges' swept boxes and, when `stale`, the search for new edge pairs.
-    pub fn sweep_edges(&self, x: &[DVec3], x_prev: &[DVec3], stale: bool) -> EdgeSweep {
+    /// The edges' swept `boxes` and, when `stale`, the search for new edge pairs.
+    pub fn sweep_edges(&self, boxes: Vec<(DVec3, DVec3)>, stale: bool) -> EdgeSweep {
         let distance = 2.0 * self.radius;
         EdgeSweep {
-            boxes: (self.edges.iter())
-                .map(|&e| edge_edge::swept_box(e, x, x_prev, distance))
-                .collect(),
+            boxes,
             rebuild: stale.then(|| EdgeSearch::new(&self.skin, &self.edges, distance)),
         }
     }
@@ -316,11 +367,82 @@ impl ParticleContacts {
         if !near.is_empty() {
             self.near = NearLists::join(near);
         }
+        let count = self.contact_count();
+        let mut levels = std::mem::take(&mut self.levels);
+        levels.schedule(count, |k| self.contact_particles(k));
+        self.levels = levels;
+    }
+
+    /// The substep's contacts: sphere pairs, then points on triangles, then edges on edges.
+    fn contact_count(&self) -> usize {
+        self.pairs.len() + self.triangle_contacts.len() + self.edge_contacts.len()
+    }
+
+    /// The particles contact `k` of the sequence acts on, and how many.
+    fn contact_particles(&self, k: usize) -> ([u32; 4], usize) {
+        let (pairs, triangles) = (self.pairs.len(), self.triangle_contacts.len());
+        if k < pairs {
+            let [i, j] = self.pairs[k];
+            ([i, j, 0, 0], 2)
+        } else if k < pairs + triangles {
+            let contact = self.triangle_contacts[k - pairs];
+            let [a, b, c] = self.triangles[contact.triangle as usize];
+            ([contact.particle, a, b, c], 4)
+        } else {
+            let contact = self.edge_contacts[k - pairs - triangles];
+            let [[a, b], [c, d]] = contact.edges.map(|e| self.edges[e as usize]);
+            ([a, b, c, d], 4)
+        }
+    }
+
+    /// Projects contact `k` of the sequence, counting it in `touched` if it touched.
+    fn project<P: Positions + ?Sized>(
+        &self,
+        k: usize,
+        x: &mut P,
+        x_prev: &[DVec3],
+        inv_mass: &[f64],
+        touched: &mut Touching,
+    ) {
+        let (radius, friction) = (self.radius, self.friction);
+        let (pairs, triangles) = (self.pairs.len(), self.triangle_contacts.len());
+        if k < pairs {
+            let pair = self.pairs[k];
+            touched.pairs += resolve_pair(pair, x, x_prev, inv_mass, radius, friction) as usize;
+        } else if k < pairs + triangles {
+            let contact = self.triangle_contacts[k - pairs];
+            touched.point_triangle += resolve_triangle_contact(
+                contact,
+                &self.triangles,
+                x,
+                x_prev,
+                inv_mass,
+                2.0 * radius,
+                friction,
+            ) as usize;
+        } else {
+            let contact = self.edge_contacts[k - pairs - triangles];
+            touched.edge_edge += resolve_edge_contact(
+                contact,
+                &self.edges,
+                x,
+                x_prev,
+                inv_mass,
+                2.0 * radius,
+                friction,
+            ) as usize;
+        }
+    }
+
+    /// How many levels the substep's contacts are projected in on every thread
+    /// ([`Self::solve_level`]); 0 when thread 0 projects them in sequence ([`Self::solve`]).
+    pub fn level_count(&self) -> usize {
+        self.levels.len()
     }
 
     /// Projects every candidate once in their sorted order, sphere pairs, then points on
-    /// triangles, then edges on edges; remembers how many touched (at the first iteration, or
-    /// whenever some do).
+    /// triangles, then edges on edges; remembers how many touched (see
+    /// [`Self::record_touching`]).
     pub fn solve(
         &mut self,
         x: &mut [DVec3],
@@ -328,48 +450,36 @@ impl ParticleContacts {
         inv_mass: &[f64],
         first_iteration: bool,
     ) {
-        let (radius, friction) = (self.radius, self.friction);
-        let pairs = self
-            .pairs
-            .iter()
-            .filter(|&&pair| resolve_pair(pair, x, x_prev, inv_mass, radius, friction))
-            .count();
-        let triangles = self
-            .triangle_contacts
-            .iter()
-            .filter(|&&contact| {
-                resolve_triangle_contact(
-                    contact,
-                    &self.triangles,
-                    x,
-                    x_prev,
-                    inv_mass,
-                    2.0 * radius,
-                    friction,
-                )
-            })
-            .count();
-        let edges = self
-            .edge_contacts
-            .iter()
-            .filter(|&&contact| {
-                resolve_edge_contact(
-                    contact,
-                    &self.edges,
-                    x,
-                    x_prev,
-                    inv_mass,
-                    2.0 * radius,
-                    friction,
-                )
-            })
-            .count();
-        if first_iteration || pairs + triangles + edges > 0 {
-            self.touching = Touching {
-                pairs,
-                point_triangle: triangles,
-                edge_edge: edges,
-            };
+        let mut touched = Touching::default();
+        for k in 0..self.contact_count() {
+            self.project(k, x, x_prev, inv_mass, &mut touched);
+        }
+        self.record_touching(first_iteration, touched);
+    }
+
+    /// Share `share` of `shares` of level `level`'s contacts (any thread; the shares of a
+    /// level touch disjoint particles), and how many of them touched.
+    pub fn solve_level<P: Positions + ?Sized>(
+        &self,
+        level: usize,
+        (share, shares): (usize, usize),
+        x: &mut P,
+        x_prev: &[DVec3],
+        inv_mass: &[f64],
+    ) -> Touching {
+        let contacts = self.levels.level(level);
+        let mut touched = Touching::default();
+        for &k in &contacts[share_of(0..contacts.len(), share, shares)] {
+            self.project(k as usize, x, x_prev, inv_mass, &mut touched);
+        }
+        touched
+    }
+
+    /// Remembers how many contacts of each kind touched in an iteration: at the first, or
+    /// whenever some did.
+    pub fn record_touching(&mut self, first_iteration: bool, touched: Touching) {
+        if first_iteration || touched != Touching::default() {
+            self.touching = touched;
         }
     }
 }

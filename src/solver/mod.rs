@@ -3,6 +3,7 @@
 //! velocities written for motion blur ([`motion`]).
 
 pub mod colouring;
+pub mod contact_levels;
 pub mod contacts;
 pub mod diagnostics;
 pub mod motion;

@@ -4,16 +4,18 @@
 //! edges ([`crate::collision::features`]), searched by every thread in shares of the cloth and
 //! solved by thread 0.
 
-use super::Frame;
+use super::{Frame, SweptBoxes};
 use crate::collision::{resolve_contact, PosedCollider};
+use crate::solver::contacts::Touching;
 use glam::DVec3;
 use std::sync::atomic::Ordering;
 
 impl Frame<'_> {
-    /// Lists the candidate contacts between particles: thread 0 checks the near lists; thread
-    /// 0 hashes the particles and sweeps the triangles (building the search for new
-    /// point–triangle lists when needed) while the last thread sweeps the edges (and builds
-    /// their search); every thread tests its share; thread 0 joins the shares in order.
+    /// Lists the candidate contacts between particles: thread 0 checks the near lists; every
+    /// thread sweeps its share of the triangles and edges; thread 0 hashes the particles
+    /// (and builds the search for new point–triangle lists when needed) while the last thread
+    /// builds the edges' search; every thread tests its share of the candidates; thread 0
+    /// joins the shares in order.
     pub(super) fn find_particle_contacts(&self, t: usize) {
         // SAFETY: read-only; nobody writes positions in these stages.
         let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
@@ -32,15 +34,34 @@ impl Frame<'_> {
         }
         self.barrier.wait();
         let stale = self.lists_stale.load(Ordering::Relaxed);
+        {
+            let contacts = contacts();
+            let share = (t, self.threads);
+            let boxes = (
+                contacts.triangle_boxes(x, x_prev, share),
+                contacts.edge_boxes(x, x_prev, share),
+            );
+            *self.box_shares[t].lock().unwrap_or_else(|e| e.into_inner()) = boxes;
+        }
+        self.barrier.wait();
+        let joined = |pick: fn(&mut SweptBoxes) -> &mut Vec<(DVec3, DVec3)>| {
+            let mut all = Vec::new();
+            for share in &self.box_shares {
+                all.append(pick(&mut share.lock().unwrap_or_else(|e| e.into_inner())));
+            }
+            all
+        };
         if t == 0 {
-            let sweep = contacts().sweep_triangles(x, x_prev, stale);
+            let boxes = joined(|shares| &mut shares.0);
+            let sweep = contacts().sweep_triangles(x, boxes, stale);
             *self
                 .triangle_sweep
                 .write()
                 .unwrap_or_else(|e| e.into_inner()) = Some(sweep);
         }
         if t == self.threads - 1 {
-            let sweep = contacts().sweep_edges(x, x_prev, stale);
+            let boxes = joined(|shares| &mut shares.1);
+            let sweep = contacts().sweep_edges(boxes, stale);
             *self.edge_sweep.write().unwrap_or_else(|e| e.into_inner()) = Some(sweep);
         }
         self.barrier.wait();
@@ -79,22 +100,63 @@ impl Frame<'_> {
         }
     }
 
-    /// Thread 0 projects the contacts between particles, in their fixed order, while the
-    /// others wait.
+    /// Projects the contacts between particles in their fixed order: level by level on every
+    /// thread when the substep has many ([`crate::solver::contact_levels`]), otherwise by
+    /// thread 0 while the others wait. Either way the same bits.
     pub(super) fn solve_particle_contacts(&self, t: usize, first_iteration: bool) {
         if !self.has_particle_contacts {
             return;
         }
-        if t == 0 {
-            let mut contacts = self
-                .particle_contacts
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            // SAFETY: thread 0 alone touches the particles in this stage; x_prev is read-only.
-            let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
-            contacts.solve(x, x_prev, self.inv_mass, first_iteration);
+        let contacts = || {
+            self.particle_contacts
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        let levels = contacts().level_count();
+        if levels == 0 {
+            if t == 0 {
+                let mut contacts = self
+                    .particle_contacts
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                // SAFETY: thread 0 alone touches the particles in this stage; x_prev is
+                // read-only.
+                let (x, x_prev) =
+                    unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
+                contacts.solve(x, x_prev, self.inv_mass, first_iteration);
+            }
+            self.barrier.wait();
+            return;
         }
-        self.barrier.wait();
+        let mut touched = Touching::default();
+        {
+            let contacts = contacts();
+            // SAFETY: read-only in this stage.
+            let x_prev = unsafe { self.x_prev.as_slice() };
+            for level in 0..levels {
+                // SAFETY: this thread's share of one level: its contacts share no particle
+                // (pinned ones included) with any other thread's in this stage.
+                let mut x = unsafe { self.x.stage_view() };
+                let share = (t, self.threads);
+                touched =
+                    touched + contacts.solve_level(level, share, &mut x, x_prev, self.inv_mass);
+                if level + 1 == levels {
+                    *self.touching_shares[t]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = touched;
+                }
+                self.barrier.wait();
+            }
+        }
+        if t == 0 {
+            let total = (self.touching_shares.iter())
+                .map(|share| *share.lock().unwrap_or_else(|e| e.into_inner()))
+                .fold(Touching::default(), |sum, share| sum + share);
+            self.particle_contacts
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .record_touching(first_iteration, total);
+        }
     }
 
     pub(super) fn solve_contacts(&self, range: std::ops::Range<usize>, posed: &[PosedCollider]) {

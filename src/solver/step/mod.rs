@@ -58,6 +58,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 
 const NO_CONTACT: u32 = u32::MAX;
+
+/// A share of the triangles' and of the edges' swept boxes (self collision).
+type SweptBoxes = (Vec<(DVec3, DVec3)>, Vec<(DVec3, DVec3)>);
 /// Restitution cut-off speed, m/s, when gravity is zero.
 const REST_SPEED_WITHOUT_GRAVITY: f64 = 1e-3;
 
@@ -245,6 +248,15 @@ impl Solver {
             .touching()
     }
 
+    /// How many levels the last substep's contacts between particles were projected in on
+    /// every thread (0: thread 0 projected them in sequence; `solver::contact_levels`).
+    pub fn particle_contact_levels(&self) -> usize {
+        self.particle_contacts
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .level_count()
+    }
+
     /// Cloth samples that mesh-collider vertices or edges pushed in the last substep.
     pub fn feature_contact_count(&self) -> usize {
         self.feature_contacts
@@ -347,6 +359,8 @@ impl Solver {
             triangle_sweep: RwLock::new(None),
             edge_sweep: RwLock::new(None),
             candidate_shares: (0..threads).map(|_| Mutex::default()).collect(),
+            box_shares: (0..threads).map(|_| Mutex::default()).collect(),
+            touching_shares: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
             animated_pins: &self.animated_pins,
@@ -450,6 +464,10 @@ struct Frame<'a> {
     triangle_sweep: RwLock<Option<TriangleSweep>>,
     edge_sweep: RwLock<Option<EdgeSweep>>,
     candidate_shares: Vec<Mutex<Candidates>>,
+    /// Each thread's share of the triangles' and the edges' swept boxes.
+    box_shares: Vec<Mutex<SweptBoxes>>,
+    /// How many contacts between particles each thread saw touch in its shares of the levels.
+    touching_shares: Vec<Mutex<super::contacts::Touching>>,
     mesh_poses: &'a [Option<MeshPose>],
     objects: &'a [crate::model::ObjectLayout],
     animated_pins: &'a [(usize, usize, DVec3)],
