@@ -55,7 +55,7 @@ pub fn estimate(model: &Model, formats: &[Format], frames: u64) -> Estimate {
     let layouts: usize = model.objects.iter().map(layout_bytes).sum();
     Estimate {
         program: PROGRAM_BYTES,
-        state: particle_bytes(model)
+        state: particle_bytes(model, !formats.is_empty())
             + layouts
             + constraint_bytes(model)
             + collider_bytes(model)
@@ -73,12 +73,16 @@ fn projective_bytes(model: &Model) -> usize {
 }
 
 /// Per particle: the model's arrays (x, x_prev, v, inverse mass, mass, owner) and the
-/// solver's (collider contact, collides flag, frame motion; normals and surface motion only
-/// with colliders), plus self collision's rest positions and candidate lists.
-fn particle_bytes(model: &Model) -> usize {
+/// solver's (collider contact, collides flag; frame motion only with frame files; normals and
+/// surface motion only with colliders), plus self collision's rest positions and candidate
+/// lists.
+fn particle_bytes(model: &Model, frame_files: bool) -> usize {
     let n = model.particles.len();
     let model_arrays = 3 * size_of::<DVec3>() + 2 * size_of::<f64>() + size_of::<u32>();
-    let mut solver = size_of::<u32>() + size_of::<bool>() + 2 * size_of::<DVec3>();
+    let mut solver = size_of::<u32>() + size_of::<bool>();
+    if frame_files {
+        solver += 2 * size_of::<DVec3>();
+    }
     if !model.colliders.is_empty() {
         solver += 2 * size_of::<DVec3>();
     }

@@ -362,8 +362,10 @@ impl<'a> Shot<'a> {
             let shot = PreviewShot::new(&scene, &out_dir, preview, &files.options().stage);
             files.open_preview(&shot, &solver.model);
         }
-        // The writer thread keeps its own copy of the layouts, needed only for frame files.
+        // The writer thread keeps its own copy of the layouts, needed only for frame files, and
+        // only frame files read the frame's mean velocities.
         let writes_files = files.options().writes_files();
+        solver.track_frame_motion(writes_files);
         let objects = if writes_files {
             solver.model.objects.clone()
         } else {

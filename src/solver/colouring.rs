@@ -37,8 +37,10 @@ impl<K> ConstraintBlock<K> {
     where
         K: Constraint<N>,
     {
+        // Temporaries sized for the build's memory peak (it is reached here on large cloth):
+        // a colour fits a byte (at most 64, or 64 for the overflow group) and an index 32 bits.
         let mut used = vec![0u64; inv_mass.len()];
-        let mut colour_of = Vec::with_capacity(items.len());
+        let mut colour_of: Vec<u8> = Vec::with_capacity(items.len());
         for item in &items {
             let particles = item.particles();
             let moves = |i: &&u32| inv_mass[**i as usize] != 0.0;
@@ -46,21 +48,22 @@ impl<K> ConstraintBlock<K> {
                 .iter()
                 .filter(moves)
                 .fold(0u64, |m, &i| m | used[i as usize]);
-            let colour = (!taken).trailing_zeros(); // 64 when every colour is taken
-            if colour < COLOURS {
+            let colour = (!taken).trailing_zeros() as u8; // 64 when every colour is taken
+            if u32::from(colour) < COLOURS {
                 for &i in particles.iter().filter(moves) {
                     used[i as usize] |= 1 << colour;
                 }
             }
             colour_of.push(colour);
         }
-        let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by_key(|&k| colour_of[k]); // stable: build order within a colour
+        let count = u32::try_from(items.len()).expect("fewer than 2³² constraints of a kind");
+        let mut order: Vec<u32> = (0..count).collect();
+        order.sort_by_key(|&k| colour_of[k as usize]); // stable: build order within a colour
         let mut colours = Vec::new();
         let mut start = 0;
-        while start < order.len() && colour_of[order[start]] < COLOURS {
-            let colour = colour_of[order[start]];
-            let end = start + order[start..].partition_point(|&k| colour_of[k] == colour);
+        while start < order.len() && u32::from(colour_of[order[start] as usize]) < COLOURS {
+            let colour = colour_of[order[start] as usize];
+            let end = start + order[start..].partition_point(|&k| colour_of[k as usize] == colour);
             colours.push(start..end);
             start = end;
         }
@@ -80,18 +83,18 @@ impl<K> ConstraintBlock<K> {
 /// Reorders `items` so that `items[k]` becomes the old `items[order[k]]`, by swapping along
 /// the permutation's cycles: no second copy of the constraints (for cloth-256 the copy was
 /// 10 MB at the peak of the build).
-fn permute_in_place<K>(items: &mut [K], mut order: Vec<usize>) {
+fn permute_in_place<K>(items: &mut [K], mut order: Vec<u32>) {
     for start in 0..items.len() {
         // Follow the cycle through `start`; each visited slot is marked done by pointing it
         // at itself.
         let mut k = start;
-        while order[k] != start {
-            let next = order[k];
+        while order[k] as usize != start {
+            let next = order[k] as usize;
             items.swap(k, next);
-            order[k] = k;
+            order[k] = k as u32;
             k = next;
         }
-        order[k] = k;
+        order[k] = k as u32;
     }
 }
 
@@ -161,10 +164,10 @@ mod tests {
 
     #[test]
     fn permuting_in_place_moves_each_item_to_its_slot() {
-        let order = vec![3, 0, 4, 1, 2, 6, 5, 7];
+        let order: Vec<u32> = vec![3, 0, 4, 1, 2, 6, 5, 7];
         let mut items: Vec<usize> = (0..order.len()).map(|k| 10 * k).collect();
         permute_in_place(&mut items, order.clone());
-        let expected: Vec<usize> = order.iter().map(|&k| 10 * k).collect();
+        let expected: Vec<usize> = order.iter().map(|&k| 10 * k as usize).collect();
         assert_eq!(items, expected);
     }
 

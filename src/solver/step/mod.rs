@@ -114,6 +114,8 @@ pub struct Solver {
     feature_shares: Vec<Mutex<SearchShare>>,
     /// The frame's mean velocities, for the caches.
     motion: FrameMotion,
+    /// Whether `motion` is kept (see [`Solver::track_frame_motion`]).
+    tracks_motion: bool,
     /// With `solver = "projective"`: the prefactored system and its buffers.
     projective: Option<ProjectiveState>,
     pool: rayon::ThreadPool,
@@ -179,6 +181,7 @@ impl Solver {
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
             feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
             motion: FrameMotion::default(),
+            tracks_motion: true,
             mesh_poses,
             model,
             contact_collider: vec![NO_CONTACT; n],
@@ -290,16 +293,31 @@ impl Solver {
     /// Advances the model by one frame, `1 / fps` seconds. With tearing, the threads meet
     /// after every substep so the topology can change between substeps.
     pub fn step_frame(&mut self) -> Result<(), Divergence> {
-        self.motion.begin(&self.model);
+        if self.tracks_motion {
+            self.motion.begin(&self.model);
+        }
         self.step_substeps()?;
-        self.motion.end(&self.model);
+        if self.tracks_motion {
+            self.motion.end(&self.model);
+        }
         Ok(())
     }
 
     /// The velocities to write for the current frame: the mean over the frame just stepped
-    /// (see [`super::motion`]).
+    /// (see [`super::motion`]), or the model's own when frame motion is not tracked.
     pub fn output_velocities(&self) -> &[DVec3] {
         self.motion.velocities(&self.model)
+    }
+
+    /// Whether [`Self::step_frame`] keeps the frame's mean velocities for
+    /// [`Self::output_velocities`] (on by default). A run that writes no frame files turns it
+    /// off: two arrays of 24 bytes per particle it would never read (3 MiB of cloth-256's
+    /// peak).
+    pub fn track_frame_motion(&mut self, track: bool) {
+        self.tracks_motion = track;
+        if !track {
+            self.motion = FrameMotion::default();
+        }
     }
 
     fn step_substeps(&mut self) -> Result<(), Divergence> {
