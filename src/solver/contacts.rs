@@ -72,20 +72,29 @@ impl std::ops::Add for Touching {
     }
 }
 
-/// What one substep's candidate tests need of the particles and triangles: the particles
-/// hashed, the triangles' swept boxes, and the search for new point–triangle lists when the
+/// What one substep's candidate tests need of the particles and triangles besides their
+/// swept boxes: the particles hashed, and the search for new point–triangle lists when the
 /// old ones no longer cover the substep. Built by one thread while another builds the
 /// [`EdgeSweep`].
 pub struct TriangleSweep {
     hash: Option<SpatialHash>,
-    boxes: Vec<(DVec3, DVec3)>,
     rebuild: Option<TriangleSearch>,
 }
 
-/// The edges' swept boxes and, when the lists are rebuilt, the search for new edge pairs.
+/// When the lists are rebuilt, the search for new edge pairs.
 pub struct EdgeSweep {
-    boxes: Vec<(DVec3, DVec3)>,
     rebuild: Option<EdgeSearch>,
+}
+
+/// The box (lower and upper corner) a triangle or an edge sweeps over a substep.
+pub type SweptBox = (DVec3, DVec3);
+
+/// The boxes the triangles and the edges of self-colliding objects sweep over a substep,
+/// grown by the contact margin, kept from substep to substep (every thread fills a share).
+#[derive(Debug, Clone, Default)]
+pub struct SweptBoxes {
+    pub triangles: Vec<SweptBox>,
+    pub edges: Vec<SweptBox>,
 }
 
 /// One share of a substep's candidates, and of the new near lists when they were rebuilt.
@@ -230,57 +239,59 @@ impl ParticleContacts {
         stale
     }
 
-    /// Share `share` of `shares` of the triangles' swept boxes (any thread): joined in share
-    /// order, the boxes of every triangle.
-    pub fn triangle_boxes(
+    /// Buffers for the swept boxes of every triangle and edge.
+    pub fn swept_boxes(&self) -> SweptBoxes {
+        let empty = (DVec3::ZERO, DVec3::ZERO);
+        SweptBoxes {
+            triangles: vec![empty; self.triangles.len()],
+            edges: vec![empty; self.edges.len()],
+        }
+    }
+
+    /// The swept boxes of triangles `range` into `out` (its length; any thread).
+    pub fn sweep_triangle_boxes(
         &self,
         x: &[DVec3],
         x_prev: &[DVec3],
-        (share, shares): (usize, usize),
-    ) -> Vec<(DVec3, DVec3)> {
+        range: std::ops::Range<usize>,
+        out: &mut [SweptBox],
+    ) {
         let distance = 2.0 * self.radius;
-        (self.triangles[share_of(0..self.triangles.len(), share, shares)].iter())
-            .map(|&t| point_triangle::swept_box(t, x, x_prev, distance))
-            .collect()
+        for (&t, out) in self.triangles[range].iter().zip(out) {
+            *out = point_triangle::swept_box(t, x, x_prev, distance);
+        }
     }
 
-    /// Share `share` of `shares` of the edges' swept boxes, as [`Self::triangle_boxes`].
-    pub fn edge_boxes(
+    /// The swept boxes of edges `range` into `out`, as [`Self::sweep_triangle_boxes`].
+    pub fn sweep_edge_boxes(
         &self,
         x: &[DVec3],
         x_prev: &[DVec3],
-        (share, shares): (usize, usize),
-    ) -> Vec<(DVec3, DVec3)> {
+        range: std::ops::Range<usize>,
+        out: &mut [SweptBox],
+    ) {
         let distance = 2.0 * self.radius;
-        (self.edges[share_of(0..self.edges.len(), share, shares)].iter())
-            .map(|&e| edge_edge::swept_box(e, x, x_prev, distance))
-            .collect()
+        for (&e, out) in self.edges[range].iter().zip(out) {
+            *out = edge_edge::swept_box(e, x, x_prev, distance);
+        }
     }
 
-    /// The particles hashed, with the triangles' swept `boxes` and, when `stale`, the search
-    /// for new point–triangle lists.
-    pub fn sweep_triangles(
-        &self,
-        x: &[DVec3],
-        boxes: Vec<(DVec3, DVec3)>,
-        stale: bool,
-    ) -> TriangleSweep {
+    /// The particles hashed and, when `stale`, the search for new point–triangle lists.
+    pub fn sweep_triangles(&self, x: &[DVec3], stale: bool) -> TriangleSweep {
         let distance = 2.0 * self.radius;
         TriangleSweep {
             // Spheres of radius 0 never touch (and cells of size 0 would put every particle
             // in one bucket).
             hash: (self.radius > 0.0)
                 .then(|| SpatialHash::build(x, &self.particles, PAIR_REACH_RADII * self.radius)),
-            boxes,
             rebuild: stale.then(|| TriangleSearch::new(&self.skin, &self.triangles, distance)),
         }
     }
 
-    /// The edges' swept `boxes` and, when `stale`, the search for new edge pairs.
-    pub fn sweep_edges(&self, boxes: Vec<(DVec3, DVec3)>, stale: bool) -> EdgeSweep {
+    /// When `stale`, the search for new edge pairs.
+    pub fn sweep_edges(&self, stale: bool) -> EdgeSweep {
         let distance = 2.0 * self.radius;
         EdgeSweep {
-            boxes,
             rebuild: stale.then(|| EdgeSearch::new(&self.skin, &self.edges, distance)),
         }
     }
@@ -293,6 +304,7 @@ impl ParticleContacts {
     pub fn candidates(
         &self,
         (triangle_sweep, edge_sweep): (&TriangleSweep, &EdgeSweep),
+        (triangle_boxes, edge_boxes): (&[SweptBox], &[SweptBox]),
         x: &[DVec3],
         x_prev: &[DVec3],
         share: usize,
@@ -339,14 +351,12 @@ impl ParticleContacts {
             pairs,
             triangle_contacts: (point_triangle.iter())
                 .filter_map(|&pair| {
-                    let boxes = &triangle_sweep.boxes;
+                    let boxes = triangle_boxes;
                     point_triangle::contact(pair, &self.triangles, boxes, x, x_prev, distance)
                 })
                 .collect(),
             edge_contacts: (edges.iter())
-                .filter_map(|&pair| {
-                    edge_edge::contact(pair, &self.edges, &edge_sweep.boxes, x, x_prev)
-                })
+                .filter_map(|&pair| edge_edge::contact(pair, &self.edges, edge_boxes, x, x_prev))
                 .collect(),
             near: rebuilt,
         }

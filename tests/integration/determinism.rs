@@ -212,11 +212,16 @@ fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
     );
     let mut contacts = ParticleContacts::new(&model);
     let stale = contacts.lists_stale(&x, x_prev);
+    let mut boxes = contacts.swept_boxes();
+    let (triangles, edges) = (boxes.triangles.len(), boxes.edges.len());
+    contacts.sweep_triangle_boxes(&x, x_prev, 0..triangles, &mut boxes.triangles);
+    contacts.sweep_edge_boxes(&x, x_prev, 0..edges, &mut boxes.edges);
     let sweeps = (
-        &contacts.sweep_triangles(&x, contacts.triangle_boxes(&x, x_prev, (0, 1)), stale),
-        &contacts.sweep_edges(contacts.edge_boxes(&x, x_prev, (0, 1)), stale),
+        &contacts.sweep_triangles(&x, stale),
+        &contacts.sweep_edges(stale),
     );
-    let candidates = contacts.candidates(sweeps, &x, x_prev, 0, 1);
+    let candidates =
+        contacts.candidates(sweeps, (&boxes.triangles, &boxes.edges), &x, x_prev, 0, 1);
     contacts.set_candidates([candidates]);
     let levels = contacts.level_count();
     assert!(levels > 0);

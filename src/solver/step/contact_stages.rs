@@ -4,9 +4,10 @@
 //! edges ([`crate::collision::features`]), searched by every thread in shares of the cloth and
 //! solved by thread 0.
 
-use super::{Frame, SweptBoxes};
+use super::Frame;
 use crate::collision::{resolve_contact, PosedCollider};
 use crate::solver::contacts::Touching;
+use crate::solver::parallel::share;
 use glam::DVec3;
 use std::sync::atomic::Ordering;
 
@@ -36,32 +37,28 @@ impl Frame<'_> {
         let stale = self.lists_stale.load(Ordering::Relaxed);
         {
             let contacts = contacts();
-            let share = (t, self.threads);
-            let boxes = (
-                contacts.triangle_boxes(x, x_prev, share),
-                contacts.edge_boxes(x, x_prev, share),
-            );
-            *self.box_shares[t].lock().unwrap_or_else(|e| e.into_inner()) = boxes;
+            let triangles = share(0..self.triangle_boxes.len(), t, self.threads);
+            let edges = share(0..self.edge_boxes.len(), t, self.threads);
+            // SAFETY: this thread's shares of the boxes; nobody reads them until the barrier.
+            let (triangle_out, edge_out) = unsafe {
+                (
+                    self.triangle_boxes.range(triangles.clone()),
+                    self.edge_boxes.range(edges.clone()),
+                )
+            };
+            contacts.sweep_triangle_boxes(x, x_prev, triangles, triangle_out);
+            contacts.sweep_edge_boxes(x, x_prev, edges, edge_out);
         }
         self.barrier.wait();
-        let joined = |pick: fn(&mut SweptBoxes) -> &mut Vec<(DVec3, DVec3)>| {
-            let mut all = Vec::new();
-            for share in &self.box_shares {
-                all.append(pick(&mut share.lock().unwrap_or_else(|e| e.into_inner())));
-            }
-            all
-        };
         if t == 0 {
-            let boxes = joined(|shares| &mut shares.0);
-            let sweep = contacts().sweep_triangles(x, boxes, stale);
+            let sweep = contacts().sweep_triangles(x, stale);
             *self
                 .triangle_sweep
                 .write()
                 .unwrap_or_else(|e| e.into_inner()) = Some(sweep);
         }
         if t == self.threads - 1 {
-            let boxes = joined(|shares| &mut shares.1);
-            let sweep = contacts().sweep_edges(boxes, stale);
+            let sweep = contacts().sweep_edges(stale);
             *self.edge_sweep.write().unwrap_or_else(|e| e.into_inner()) = Some(sweep);
         }
         self.barrier.wait();
@@ -76,7 +73,9 @@ impl Frame<'_> {
                 triangle_sweep.as_ref().expect(built),
                 edge_sweep.as_ref().expect(built),
             );
-            let mine = contacts().candidates(sweeps, x, x_prev, t, self.threads);
+            // SAFETY: read-only until the next substep's sweep.
+            let boxes = unsafe { (self.triangle_boxes.as_slice(), self.edge_boxes.as_slice()) };
+            let mine = contacts().candidates(sweeps, boxes, x, x_prev, t, self.threads);
             *self.candidate_shares[t]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()) = mine;

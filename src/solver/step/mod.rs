@@ -37,7 +37,9 @@ use projective_stages::ProjectiveStage;
 
 use xpbd_stages::{SharedBlock, WholeObjects};
 
-use super::contacts::{Candidates, EdgeSweep, ParticleContacts, TriangleSweep};
+use super::contacts::{
+    Candidates, EdgeSweep, ParticleContacts, SweptBox, SweptBoxes, TriangleSweep,
+};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier};
 use crate::collision::features::{FeatureContacts, SearchShare};
@@ -59,8 +61,6 @@ use std::sync::{Mutex, RwLock};
 
 const NO_CONTACT: u32 = u32::MAX;
 
-/// A share of the triangles' and of the edges' swept boxes (self collision).
-type SweptBoxes = (Vec<(DVec3, DVec3)>, Vec<(DVec3, DVec3)>);
 /// Restitution cut-off speed, m/s, when gravity is zero.
 const REST_SPEED_WITHOUT_GRAVITY: f64 = 1e-3;
 
@@ -108,6 +108,8 @@ pub struct Solver {
     mesh_poses: Vec<Option<MeshPose>>,
     /// Contacts between particles (objects against each other, self collision).
     particle_contacts: RwLock<ParticleContacts>,
+    /// The swept boxes of its triangles and edges, kept from substep to substep.
+    swept_boxes: SweptBoxes,
     /// Mesh-collider vertices and edges against cloth faces and edges.
     feature_contacts: RwLock<FeatureContacts>,
     /// Each worker thread's part of the feature-contact search.
@@ -170,6 +172,7 @@ impl Solver {
             }
         }
         let contact_len = collider_contact_len(&model, n);
+        let particle_contacts = ParticleContacts::new(&model);
         let projective = match model.params.projective {
             Some(settings) => Some(ProjectiveState::new(&model, settings, 0)?),
             None => None,
@@ -177,7 +180,8 @@ impl Solver {
         Ok(Solver {
             projective,
             material_terms: model.materials.terms(1.0 / model.params.substep()),
-            particle_contacts: RwLock::new(ParticleContacts::new(&model)),
+            swept_boxes: particle_contacts.swept_boxes(),
+            particle_contacts: RwLock::new(particle_contacts),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
             feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
             motion: FrameMotion::default(),
@@ -233,7 +237,9 @@ impl Solver {
         let len = collider_contact_len(&self.model, n);
         self.contact_normal.resize(len, DVec3::ZERO);
         self.contact_surface.resize(len, DVec3::ZERO);
-        self.particle_contacts = RwLock::new(ParticleContacts::new(&self.model));
+        let particle_contacts = ParticleContacts::new(&self.model);
+        self.swept_boxes = particle_contacts.swept_boxes();
+        self.particle_contacts = RwLock::new(particle_contacts);
         self.feature_contacts = RwLock::new(FeatureContacts::new(&self.model));
         let model = &self.model;
         self.collides = (0..n)
@@ -366,6 +372,8 @@ impl Solver {
                 .unwrap_or_else(|e| e.into_inner())
                 .is_empty(),
             particle_contacts: &self.particle_contacts,
+            triangle_boxes: SharedSlice::new(&mut self.swept_boxes.triangles),
+            edge_boxes: SharedSlice::new(&mut self.swept_boxes.edges),
             has_feature_contacts: !self
                 .feature_contacts
                 .get_mut()
@@ -377,7 +385,6 @@ impl Solver {
             triangle_sweep: RwLock::new(None),
             edge_sweep: RwLock::new(None),
             candidate_shares: (0..threads).map(|_| Mutex::default()).collect(),
-            box_shares: (0..threads).map(|_| Mutex::default()).collect(),
             touching_shares: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
@@ -482,8 +489,9 @@ struct Frame<'a> {
     triangle_sweep: RwLock<Option<TriangleSweep>>,
     edge_sweep: RwLock<Option<EdgeSweep>>,
     candidate_shares: Vec<Mutex<Candidates>>,
-    /// Each thread's share of the triangles' and the edges' swept boxes.
-    box_shares: Vec<Mutex<SweptBoxes>>,
+    /// The swept boxes of the self-colliding triangles and edges, filled in shares.
+    triangle_boxes: SharedSlice<'a, SweptBox>,
+    edge_boxes: SharedSlice<'a, SweptBox>,
     /// How many contacts between particles each thread saw touch in its shares of the levels.
     touching_shares: Vec<Mutex<super::contacts::Touching>>,
     mesh_poses: &'a [Option<MeshPose>],
