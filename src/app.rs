@@ -219,6 +219,10 @@ fn prepare(
                 .into(),
         );
     }
+    if gates.max_density_error.is_some() && built.model.fluids.is_empty() {
+        warnings
+            .push("gates.max_density_error: no object is a fluid; the gate checks nothing".into());
+    }
     if gates.self_intersections.is_some() && objects.iter().all(|o| o.triangles.is_empty()) {
         warnings
             .push("gates.self_intersections: no object has faces; the gate checks nothing".into());

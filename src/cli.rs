@@ -107,7 +107,7 @@ pub struct RunArgs {
     pub overrides: Vec<String>,
     /// Set a quality gate, over the scene's `[gates]`: max_edge_strain (fraction),
     /// max_penetration (m), self_intersections (crossing triangle pairs per object),
-    /// max_speed (m/s) or max_volume_change (fraction), e.g. `max_edge_strain=0.05`.
+    /// max_speed (m/s), max_volume_change (fraction) or max_density_error (fraction, fluids), e.g. `max_edge_strain=0.05`.
     /// Repeatable. A cache that breaks a gate is still written whole; the run then prints
     /// each broken gate and exits with code 3.
     #[arg(long = "gate", value_name = "KEY=VALUE")]

@@ -3,7 +3,7 @@
 //!
 //! Each gate reads one per-object figure of every `frame` record of the stats log
 //! (docs/output-format.md): `objects.NAME.max_edge_strain`, `.max_penetration`, `.max_speed`,
-//! `.volume_change`, and `self_intersections.NAME`. The verdict is computed from the records
+//! `.volume_change`, `.max_density_error` (fluids), and `self_intersections.NAME`. The verdict is computed from the records
 //! as they are written, not from the solver: a resumed run reads the records it keeps back
 //! from the log and reaches the verdict an uninterrupted run reaches, to the bit, since both
 //! read the same text.
@@ -23,15 +23,17 @@ pub enum Gate {
     SelfIntersections,
     MaxSpeed,
     MaxVolumeChange,
+    MaxDensityError,
 }
 
 impl Gate {
-    pub const ALL: [Gate; 5] = [
+    pub const ALL: [Gate; 6] = [
         Gate::MaxEdgeStrain,
         Gate::MaxPenetration,
         Gate::SelfIntersections,
         Gate::MaxSpeed,
         Gate::MaxVolumeChange,
+        Gate::MaxDensityError,
     ];
 
     /// The key in `[gates]` and `--gate`.
@@ -42,6 +44,7 @@ impl Gate {
             Gate::SelfIntersections => "self_intersections",
             Gate::MaxSpeed => "max_speed",
             Gate::MaxVolumeChange => "max_volume_change",
+            Gate::MaxDensityError => "max_density_error",
         }
     }
 
@@ -53,6 +56,7 @@ impl Gate {
             Gate::SelfIntersections => "crossing triangle pairs",
             Gate::MaxSpeed => "m/s",
             Gate::MaxVolumeChange => "fraction of the rest volume",
+            Gate::MaxDensityError => "fraction of the rest density",
         }
     }
 
@@ -74,6 +78,7 @@ impl Gate {
             Gate::SelfIntersections => gates.self_intersections.map(|n| n as f64),
             Gate::MaxSpeed => gates.max_speed,
             Gate::MaxVolumeChange => gates.max_volume_change,
+            Gate::MaxDensityError => gates.max_density_error,
         }
     }
 
@@ -85,6 +90,7 @@ impl Gate {
             Gate::MaxPenetration => "max_penetration",
             Gate::MaxSpeed => "max_speed",
             Gate::MaxVolumeChange => "volume_change",
+            Gate::MaxDensityError => "max_density_error",
         };
         record["objects"][name][field].as_f64()
     }

@@ -231,6 +231,8 @@ pub struct Model {
     pub params: SolverParams,
     /// The object each particle belongs to.
     pub owner: Vec<u32>,
+    /// Fluid objects (density constraints), in object order.
+    pub fluids: Vec<crate::constraints::density::FluidBlock>,
 }
 
 impl Model {

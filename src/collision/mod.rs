@@ -20,6 +20,7 @@ pub mod edge_edge;
 pub mod features;
 pub mod intersections;
 pub mod near_lists;
+pub mod neighbours;
 pub mod particles;
 pub mod point_triangle;
 pub mod rest_close;

@@ -23,6 +23,7 @@
 pub mod atan2;
 pub mod batch;
 pub mod curvature;
+pub mod density;
 pub mod dihedral;
 pub mod distance;
 pub mod lane_io;

@@ -7,6 +7,7 @@ use super::render_mesh;
 use super::types::{self, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind};
 use crate::animation::{Animation, Key};
 use crate::collision::{Collider, MeshGeometry, Shape};
+use crate::constraints::density::FluidBlock;
 use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::tet_volume::{tet_volume, TetVolumeConstraint};
 use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
@@ -67,6 +68,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
     let mut particles = Particles::default();
     let mut objects = Vec::new();
     let mut constraints = Constraints::default();
+    let mut fluids = Vec::new();
     let collider_index: BTreeMap<&str, usize> = file
         .colliders
         .iter()
@@ -175,6 +177,19 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         if let Some(layout) = objects.last_mut() {
             layout.rest_volume = rest_volume(layout, &particles.x);
         }
+        if let (Some(fluid), Some(density)) = (&object.fluid, object.density) {
+            let coefficients = (fluid.viscosity, fluid.vorticity, fluid.cohesion);
+            let sim = &file.simulation;
+            let substep = 1.0 / (sim.fps * sim.substeps as f64);
+            let block = FluidBlock::new(
+                k,
+                offset..offset + n,
+                (fluid.spacing, density),
+                coefficients,
+                (substep, sim.iterations as usize),
+            );
+            fluids.push(block);
+        }
     }
 
     let colliders = file
@@ -206,6 +221,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         particles,
         objects,
         owner,
+        fluids,
         colliders,
         params: SolverParams {
             fps: sim.fps,
@@ -375,7 +391,7 @@ impl ObjectPart<'_> {
             object.shape_matching.is_some(),
             object.long_range.is_some(),
         ];
-        if !kinds.contains(&true) {
+        if !kinds.contains(&true) && object.fluid.is_none() {
             warnings.push(format!(
                 "{key}: no constraint kind is on; its particles fall freely"
             ));
@@ -411,6 +427,8 @@ pub fn primitive_particles(file: &SceneFile) -> Result<u64> {
                 primitives::box_vertex_count(b.resolution)
             };
             (count, "box.resolution")
+        } else if let Some(f) = &object.fluid {
+            (super::fluid::particle_count(f), "fluid")
         } else {
             continue;
         };
@@ -569,6 +587,9 @@ fn geometry(object: &Object, base_dir: &Path) -> Result<Mesh> {
             primitives::box_surface(b.size, n)
         });
     }
+    if let Some(f) = &object.fluid {
+        return Ok(super::fluid::block(f));
+    }
     bail!("no geometry")
 }
 
@@ -607,6 +628,11 @@ fn lumped_masses(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<f64>> {
     let n = mesh.positions.len();
+    if let (Some(fluid), Some(density)) = (&object.fluid, object.density) {
+        let m = super::fluid::particle_mass(fluid, density);
+        check_masses(&[m], key)?;
+        return Ok(vec![m; n]);
+    }
     if let Some(m) = object.particle_mass {
         check_masses(&[m], key)?;
         return Ok(vec![m; n]);

@@ -2,6 +2,7 @@
 //! ([`validate`]) and building the simulation model ([`build`]).
 
 pub mod build;
+pub mod fluid;
 pub mod inputs;
 pub mod load;
 pub mod projective;

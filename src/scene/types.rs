@@ -237,6 +237,9 @@ pub struct Object {
     pub sphere: Option<Sphere>,
     #[serde(default, rename = "box", skip_serializing_if = "Option::is_none")]
     pub box_shape: Option<BoxShape>,
+    /// A block of fluid particles (position-based fluids); `density` is its rest density.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fluid: Option<Fluid>,
     // Placement.
     #[serde(default)]
     pub scale: Scale,
@@ -353,6 +356,37 @@ impl Scale {
             Scale::Axes(a) => a,
         }
     }
+}
+
+/// `fluid = { box = { min, max }, spacing, ... }`: particles on a grid of `spacing` filling the
+/// box (world coordinates), solved with density constraints (docs/scene-format.md, "Fluids").
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fluid {
+    #[serde(rename = "box")]
+    pub region: Region,
+    /// Distance between neighbouring particles at rest, m.
+    pub spacing: f64,
+    /// XSPH viscosity, 0 to 1 (the share of the neighbours' mean velocity taken per substep).
+    #[serde(default)]
+    pub viscosity: f64,
+    /// Vorticity confinement strength (dimensionless, 0: off).
+    #[serde(default)]
+    pub vorticity: f64,
+    /// 0 to 1: the weight with which under-dense particles are pulled together (0: a free
+    /// surface is free; 1: the bilateral density constraint of the paper).
+    #[serde(default)]
+    pub cohesion: f64,
+    /// A surface mesh reconstructed from the particles every frame, `<object>_surface`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface: Option<FluidSurface>,
+}
+
+/// `surface = { resolution = r }`: marching-cubes cells of `spacing / r`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FluidSurface {
+    pub resolution: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -601,6 +635,9 @@ pub struct Gates {
     /// Largest `|V / V0 − 1|` of a closed surface or tetrahedral object, a fraction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_volume_change: Option<f64>,
+    /// Largest density error `ρ/ρ0 − 1` of a compressed fluid particle, a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_density_error: Option<f64>,
 }
 
 impl Gates {

@@ -408,6 +408,7 @@ fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Rep
         ("rope", object.rope.is_some()),
         ("sphere", object.sphere.is_some()),
         ("box", object.box_shape.is_some()),
+        ("fluid", object.fluid.is_some()),
     ]
     .iter()
     .filter(|(_, set)| *set)
@@ -416,7 +417,7 @@ fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Rep
     match geometry.len() {
         0 => report.error(
             key,
-            "needs a geometry: one of `mesh`, `grid`, `rope`, `sphere`, `box`",
+            "needs a geometry: one of `mesh`, `grid`, `rope`, `sphere`, `box`, `fluid`",
         ),
         1 => {}
         _ => report.error(
@@ -475,6 +476,9 @@ fn check_object(object: &Object, key: &str, solver: SolverKind, report: &mut Rep
                 u32::MAX as u64,
             );
         }
+    }
+    if let Some(fluid) = &object.fluid {
+        super::fluid::check(object, fluid, key, solver, report);
     }
     for (axis, s) in object.scale.axes().iter().enumerate() {
         if *s <= 0.0 {

@@ -73,6 +73,14 @@ pub struct ObjectFigures {
     /// ([`crate::model::ObjectLayout::volume_change`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub volume_change: Option<f64>,
+    /// Fluids: the mean and largest density error ([`crate::constraints::density`]) and the
+    /// particle count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_density_error: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_density_error: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fluid_particles: Option<usize>,
 }
 
 /// Elements per chunk of a reduction. Fixed (not derived from the thread count) so every sum
@@ -296,6 +304,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
     let strain_maxima = ObjectMaxima::combine(strain_parts.into_iter(), model.objects.len());
     let max_edge_strain = strain_maxima.iter().fold(0.0f64, |m, s| m.max(s[0]));
     let touching = solver.particle_contact_counts();
+    let fluid_figures = crate::solver::fluids::figures(&model.fluids, &p.x);
     FrameDiagnostics {
         kinetic_energy: total.kinetic_energy,
         potential_energy: total.potential_energy,
@@ -334,11 +343,15 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             .iter()
             .enumerate()
             .map(|(k, o)| {
+                let fluid = (model.fluids.iter().zip(&fluid_figures)).find(|(b, _)| b.object == k);
                 let figures = ObjectFigures {
                     max_speed: particle_maxima[k][0],
                     max_edge_strain: strain_maxima[k][0],
                     max_penetration: particle_maxima[k][1],
                     volume_change: o.volume_change(&p.x),
+                    mean_density_error: fluid.map(|(_, f)| f.mean_density_error),
+                    max_density_error: fluid.map(|(_, f)| f.max_density_error),
+                    fluid_particles: fluid.map(|(_, f)| f.particles),
                 };
                 (o.name.clone(), figures)
             })

@@ -6,6 +6,7 @@ pub mod colouring;
 pub mod contact_levels;
 pub mod contacts;
 pub mod diagnostics;
+pub mod fluids;
 pub mod motion;
 pub mod parallel;
 pub mod projective;

@@ -7,6 +7,7 @@ mod common;
 mod constraint_kinds;
 mod determinism;
 mod diff;
+mod fluids;
 mod gates;
 mod hostile_input;
 mod memory;

@@ -30,9 +30,11 @@
 //! as a minimum over the threads' shares, so it does not depend on the thread count.
 
 mod contact_stages;
+mod fluid_stages;
 mod projective_stages;
 mod xpbd_stages;
 
+use fluid_stages::FluidStage;
 use projective_stages::ProjectiveStage;
 
 use xpbd_stages::{SharedBlock, WholeObjects};
@@ -120,6 +122,8 @@ pub struct Solver {
     tracks_motion: bool,
     /// With `solver = "projective"`: the prefactored system and its buffers.
     projective: Option<ProjectiveState>,
+    /// Fluid objects' neighbour lists and per-particle buffers.
+    fluids: super::fluids::FluidState,
     pool: rayon::ThreadPool,
 }
 
@@ -180,6 +184,7 @@ impl Solver {
         Ok(Solver {
             projective,
             material_terms: model.materials.terms(1.0 / model.params.substep()),
+            fluids: super::fluids::FluidState::new(&model, threads.max(1)),
             swept_boxes: particle_contacts.swept_boxes(),
             particle_contacts: RwLock::new(particle_contacts),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
@@ -241,6 +246,7 @@ impl Solver {
         self.swept_boxes = particle_contacts.swept_boxes();
         self.particle_contacts = RwLock::new(particle_contacts);
         self.feature_contacts = RwLock::new(FeatureContacts::new(&self.model));
+        self.fluids = super::fluids::FluidState::new(&self.model, self.pool.current_num_threads());
         let model = &self.model;
         self.collides = (0..n)
             .map(|i| {
@@ -415,6 +421,7 @@ impl Solver {
             contact_collider: SharedSlice::new(&mut self.contact_collider),
             contact_normal: SharedSlice::new(&mut self.contact_normal),
             projective: self.projective.as_mut().map(ProjectiveStage::new),
+            fluids: FluidStage::new(&mut self.fluids, &model.fluids),
         };
         let outcomes = self.pool.broadcast(|context| {
             // A panicking worker poisons the barrier so the others stop waiting for it; the
@@ -527,6 +534,8 @@ struct Frame<'a> {
     contact_normal: SharedSlice<'a, DVec3>,
     /// Present with `solver = "projective"`: its stages replace the XPBD sweeps.
     projective: Option<ProjectiveStage<'a>>,
+    /// Present with fluid objects.
+    fluids: Option<FluidStage<'a>>,
 }
 
 impl Frame<'_> {
@@ -561,12 +570,14 @@ impl Frame<'_> {
                 self.barrier.wait();
             }
             self.find_feature_contacts(t, &posed);
+            self.find_fluid_neighbours(t);
             for iteration in 0..self.params.iterations {
                 let first = iteration == 0;
                 match &self.projective {
                     Some(pd) => self.projective_iteration(pd, t, iteration, &posed),
                     None => self.solve_constraints(t, first, h),
                 }
+                self.solve_fluids(t, &posed);
                 self.solve_particle_contacts(t, first);
                 self.solve_contacts(particles.clone(), &posed);
                 self.barrier.wait();
@@ -583,6 +594,7 @@ impl Frame<'_> {
             if self.first_bad.load(Ordering::Acquire) != usize::MAX {
                 return Some(substep);
             }
+            self.smooth_fluid_velocities(t, h);
         }
         None
     }

@@ -1,0 +1,203 @@
+//! Issue 16: position-based fluids against answers known in advance — a column settling to
+//! its volume over the tank's area, a closed tank keeping every particle, a dam break's front,
+//! momentum without gravity — and the same bytes on any thread count and after a resume.
+
+use crate::common::*;
+
+/// A tank `[0, 0.4]² × [0, height]` of five (or six, with `lid`) planes and a column of water
+/// `[0, 0.2] × [0, 0.4] × [0, 0.4]` of spacing 0.025 (2 048 particles), `frames` frames.
+fn tank(frames: u64, lid: bool) -> String {
+    let mut scene = format!(
+        "[simulation]\nfps = 24.0\nframes = {frames}\nsubsteps = 20\niterations = 2\n\
+         [output]\nformats = [\"obj\"]\ncheckpoint_every = 8\n\
+         [collision]\nthickness = 0.0125\n\
+         [[object]]\nname = \"water\"\n\
+         fluid = {{ box = {{ min = [0.0, 0.0, 0.0], max = [0.2, 0.4, 0.4] }}, spacing = 0.025, viscosity = 0.01 }}\n\
+         density = 1000.0\n"
+    );
+    let walls = [
+        ("ground", [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        ("left", [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ("right", [0.4, 0.0, 0.0], [-1.0, 0.0, 0.0]),
+        ("back", [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ("front", [0.0, 0.0, 0.4], [0.0, 0.0, -1.0]),
+        ("lid", [0.0, 0.45, 0.0], [0.0, -1.0, 0.0]),
+    ];
+    for (name, point, normal) in walls.iter().filter(|w| lid || w.0 != "lid") {
+        scene += &format!(
+            "[[collider]]\nname = \"{name}\"\nshape = \"plane\"\npoint = {point:?}\n\
+             normal = {normal:?}\nfriction = 0.0\n"
+        );
+    }
+    scene
+}
+
+#[test]
+fn a_column_settles_to_its_volume_over_the_tank_area_and_comes_to_rest() {
+    let ws = Workspace::new();
+    ws.run_ok(&tank(48, false), &[]);
+    let x = obj_positions(&ws.out().join("water.0048.obj"));
+    assert_eq!(x.len(), 2048);
+    // 2 048 particles of 0.025³ m³ over 0.4 × 0.4 m²: 0.2 m. A column of uniform density
+    // has its mean height at half its height.
+    let height = 2.0 * x.iter().map(|p| p[1]).sum::<f64>() / x.len() as f64;
+    assert!((height / 0.2 - 1.0).abs() < 0.05, "height {height} m");
+    // It came to rest: the kinetic energy of the last frame is a small part of its peak.
+    let records = frame_records(&ws.out());
+    let energy: Vec<f64> = (records.iter())
+        .map(|r| r["kinetic_energy"].as_f64().unwrap())
+        .collect();
+    let peak = energy.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        *energy.last().unwrap() < 0.01 * peak,
+        "still moving: {} J of a {peak} J peak",
+        energy.last().unwrap()
+    );
+    // Stats: a settled fluid is compressed by a few % at most.
+    let water = &records.last().unwrap()["objects"]["water"];
+    assert_eq!(water["fluid_particles"], 2048);
+    assert!(
+        water["max_density_error"].as_f64().unwrap() < 0.1,
+        "{water}"
+    );
+    assert!(
+        water["mean_density_error"].as_f64().unwrap() < 0.03,
+        "{water}"
+    );
+}
+
+#[test]
+fn nothing_leaves_a_closed_tank_and_threads_and_resumes_give_the_same_bytes() {
+    let reference = Workspace::new();
+    reference.run_ok(&tank(16, true), &["--threads", "1"]);
+    let expected = files_with_extension(&reference.out(), "obj");
+    assert_eq!(expected.len(), 16);
+    for frame in 1..=16 {
+        let x = obj_positions(&reference.out().join(format!("water.{frame:04}.obj")));
+        let inside = |p: &[f64; 3]| {
+            (0.0..=0.4).contains(&p[0])
+                && (0.0..=0.45).contains(&p[1])
+                && (0.0..=0.4).contains(&p[2])
+        };
+        assert!(
+            x.iter().all(inside),
+            "a particle left the tank by frame {frame}"
+        );
+    }
+    let ws = Workspace::new();
+    ws.run_ok(&tank(16, true), &["--threads", "2", "--keep-checkpoints"]);
+    assert!(
+        files_with_extension(&ws.out(), "obj") == expected,
+        "2 threads differ from 1"
+    );
+    // As if killed after frame 14, past the checkpoint at 8.
+    for frame in 9..=16 {
+        std::fs::remove_file(ws.out().join(format!("water.{frame:04}.obj"))).unwrap();
+    }
+    ws.run_ok(&tank(16, true), &["--threads", "2", "--resume"]);
+    assert!(stats(&ws.out()).iter().any(|r| r["type"] == "resume"));
+    assert!(
+        files_with_extension(&ws.out(), "obj") == expected,
+        "the resume differs"
+    );
+}
+
+#[test]
+fn a_dam_break_front_crosses_a_one_metre_tank_in_under_a_second() {
+    // Water 0.25 m long and 0.5 m high at one end of a 1 m tank: the front runs at about
+    // 2√(g H) ≈ 4.4 m/s (Ritter's dam break), so it reaches the far wall within 0.3 s.
+    let ws = Workspace::new();
+    let scene = "[simulation]\nfps = 24.0\nframes = 24\nsubsteps = 20\niterations = 2\n\
+         [output]\nformats = [\"obj\"]\n[collision]\nthickness = 0.0125\n\
+         [[object]]\nname = \"water\"\n\
+         fluid = { box = { min = [0.0, 0.0, 0.0], max = [0.25, 0.5, 0.1] }, spacing = 0.025 }\n\
+         density = 1000.0\n\
+         [[collider]]\nname = \"ground\"\nshape = \"plane\"\nfriction = 0.0\n\
+         [[collider]]\nname = \"near\"\nshape = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [1.0, 0.0, 0.0]\nfriction = 0.0\n\
+         [[collider]]\nname = \"far\"\nshape = \"plane\"\npoint = [1.0, 0.0, 0.0]\nnormal = [-1.0, 0.0, 0.0]\nfriction = 0.0\n\
+         [[collider]]\nname = \"back\"\nshape = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nfriction = 0.0\n\
+         [[collider]]\nname = \"front\"\nshape = \"plane\"\npoint = [0.0, 0.0, 0.1]\nnormal = [0.0, 0.0, -1.0]\nfriction = 0.0\n";
+    ws.run_ok(scene, &[]);
+    let front = |frame: usize| {
+        let x = obj_positions(&ws.out().join(format!("water.{frame:04}.obj")));
+        x.iter().map(|p| p[0]).fold(f64::MIN, f64::max)
+    };
+    assert!(front(1) < 0.25);
+    // Frame 24 is at t = 23/24 s.
+    let arrival = (1..=24)
+        .find(|&f| front(f) > 0.95)
+        .expect("the front never arrived");
+    let time = (arrival - 1) as f64 / 24.0;
+    assert!(time < 1.0, "front arrived at {time} s");
+    // Not faster than the wave can run (2√(gH) from 0.25 m to 0.95 m: 0.16 s).
+    assert!(time > 0.12, "front arrived at {time} s");
+}
+
+#[test]
+fn momentum_is_conserved_without_gravity_or_colliders() {
+    // A moving block with nothing around it: its surface relaxes (the artificial pressure
+    // pushes the outer particles), but every density correction is a sum of equal and
+    // opposite pair terms, so the momentum stays m v0.
+    let ws = Workspace::new();
+    let scene = "[simulation]\nfps = 24.0\nframes = 12\nsubsteps = 20\niterations = 2\n\
+         gravity = [0.0, 0.0, 0.0]\n[output]\nformats = [\"obj\"]\n\
+         [[object]]\nname = \"water\"\nvelocity = [1.0, -0.5, 0.25]\n\
+         fluid = { box = { min = [0.0, 0.0, 0.0], max = [0.2, 0.2, 0.2] }, spacing = 0.025, cohesion = 0.5 }\n\
+         density = 1000.0\n";
+    ws.run_ok(scene, &[]);
+    let mass = 512.0 * 1000.0 * 0.025f64.powi(3);
+    let expected = [mass, -0.5 * mass, 0.25 * mass];
+    let records = frame_records(&ws.out());
+    let first = obj_positions(&ws.out().join("water.0001.obj"));
+    let last = obj_positions(&ws.out().join("water.0012.obj"));
+    let moved = (first.iter().zip(&last)).any(|(a, b)| {
+        let drift = [b[0] - a[0] - 11.0 / 24.0, b[1] - a[1] + 0.5 * 11.0 / 24.0];
+        drift[0].abs() > 1e-4 || drift[1].abs() > 1e-4
+    });
+    assert!(
+        moved,
+        "the block did not deform: the test would prove nothing"
+    );
+    for record in &records {
+        let momentum = &record["momentum"];
+        for axis in 0..3 {
+            let p = momentum[axis].as_f64().unwrap();
+            assert!(
+                (p - expected[axis]).abs() < 1e-9 * mass,
+                "frame {}: momentum {momentum} instead of {expected:?}",
+                record["frame"]
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_fluid_tables_are_refused_with_the_key() {
+    let ws = Workspace::new();
+    let base = "[[object]]\nname = \"water\"\ndensity = 1000.0\n";
+    for (table, expect) in [
+        (
+            "fluid = { box = { min = [0.0, 0.0, 0.0], max = [0.01, 1.0, 1.0] }, spacing = 0.1 }",
+            "object[0].fluid.box",
+        ),
+        (
+            "fluid = { box = { min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }, spacing = -0.1 }",
+            "object[0].fluid.spacing",
+        ),
+        (
+            "fluid = { box = { min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }, spacing = 0.1, viscosity = 2.0 }",
+            "object[0].fluid.viscosity",
+        ),
+        (
+            "fluid = { box = { min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }, spacing = 0.1 }\nstretch = {}",
+            "object[0].stretch",
+        ),
+        (
+            "fluid = { box = { min = [0.0, 0.0, 0.0], max = [1e6, 1e6, 1e6] }, spacing = 1e-3 }",
+            "particles",
+        ),
+    ] {
+        let output = ws.run(&format!("{base}{table}\n"), &[]);
+        assert_refused(&output, expect, table);
+    }
+}
