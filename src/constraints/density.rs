@@ -19,8 +19,12 @@
 //!
 //! **Projection** (one Jacobi pass per iteration, every particle at once):
 //! `λ_i = −C_i / (Σ_k w_k |∇_k C_i|² + ε)`,
-//! `Δx_i = w_i (κ m/ρ0) Σ_j (λ_i + λ_j + s_corr) ∇W(x_i − x_j)`,
-//! with `w = 1/m`. The relaxation `ε` is [`RELAXATION`] times `D0`, the denominator of a
+//! `Δx_i = ω w_i (κ m/ρ0) Σ_j (λ_i + λ_j + s_corr) ∇W(x_i − x_j)`,
+//! with `w = 1/m` and `ω = ½`. Each `λ` is computed as if its constraint were alone, and about
+//! 30 overlapping constraints move every particle at once, so the full Jacobi step (`ω = 1`)
+//! overshoots: measured, a collapsing column gained 3 % of its energy in two frames and a dam
+//! break 1.8 %. With `ω = 0.7` the gains were 0.8 % and 0.6 %; with `ω = ½`, 0.2 % and none
+//! (never above the first frame), and the settled column stands within 1 % of its height. The relaxation `ε` is [`RELAXATION`] times `D0`, the denominator of a
 //! particle inside the rest lattice, so it does not depend on the units. The artificial
 //! pressure against clumping at the surface is the paper's
 //! `s_corr = −k (W(r)/W(Δq))ⁿ` with `n = 4`, `Δq = 0.2 h`, in units of `1/D0` (the paper's
@@ -62,6 +66,8 @@ use std::ops::Range;
 pub const KERNEL_RADII: f64 = 2.0;
 /// `ε` over the rest denominator `D0`.
 pub const RELAXATION: f64 = 0.01;
+/// `ω`, the share of the Jacobi step taken (see the module docs).
+pub const JACOBI_RELAXATION: f64 = 0.5;
 /// Artificial pressure: `k` at a substep of [`PRESSURE_SUBSTEP`] s and 2 iterations, `n` and
 /// `Δq / h` (Macklin & Müller 2013, §4).
 const PRESSURE_K: f64 = 0.1;
@@ -307,7 +313,9 @@ impl FluidBlock {
             let s_corr = -ratio.powi(PRESSURE_N) * pressure_unit;
             sum += self.kernel.grad(d) * (lambda_i + lambda[j as usize] + s_corr);
         }
-        sum * (self.calibration / self.rest_density) + wall_gradient * (lambda_i / self.mass)
+        let step =
+            sum * (self.calibration / self.rest_density) + wall_gradient * (lambda_i / self.mass);
+        step * JACOBI_RELAXATION
     }
 
     /// `ω_i`, the SPH curl of the velocity at particle `i`, 1/s.
