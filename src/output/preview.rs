@@ -153,12 +153,23 @@ impl Previewer {
                 positions: positions.iter().map(|&p| y_up(self.up_axis, p)).collect(),
                 triangles: triangles.clone(),
                 lines: lines.clone(),
+                points: triangles.is_empty() && lines.is_empty(),
                 colour: preview::object_colour(k),
                 collider: false,
             });
         }
         let time = (frame - self.start_frame) as f64 / self.fps;
         for collider in &self.colliders {
+            // A plane seen from its solid side (a tank's wall from outside) would hide the
+            // shot: it is left out, as a cutaway.
+            if let crate::collision::Shape::Plane { point, normal } =
+                collider.posed(time, time).shape
+            {
+                let eye = glam::DVec3::from_array(self.camera.eye.map(f64::from));
+                if (eye - point).dot(normal) < 0.0 {
+                    continue;
+                }
+            }
             let mesh = tessellate(collider, time, self.plane_half_size);
             meshes.push(PreviewMesh {
                 positions: mesh
@@ -168,6 +179,7 @@ impl Previewer {
                     .collect(),
                 triangles: mesh.triangles,
                 lines: Vec::new(),
+                points: false,
                 colour: [0, 0, 0],
                 collider: true,
             });

@@ -37,6 +37,9 @@ pub struct PreviewMesh {
     pub triangles: Vec<[u32; 3]>,
     /// Ropes: drawn as 1–2 px lines (2 from 400 px of image width).
     pub lines: Vec<[u32; 2]>,
+    /// Particles (fluids): every position drawn as a dot of 2–3 px (3 from 400 px of image
+    /// width), depth-tested, flat in `colour`.
+    pub points: bool,
     /// Surface colour (sRGB); see [`object_colour`]. Not used for colliders.
     pub colour: [u8; 3],
     /// Colliders are drawn in a neutral grey with a faint 3D checker so they differ from the
@@ -90,6 +93,9 @@ pub fn render(
             let vpos: Vec<V3> = mesh.positions.iter().map(|p| view.view_pos(*p)).collect();
             draw_surface(&mut frame, &view, &lights, mesh, &vpos);
             draw_ropes(&mut frame, &view, &lights, mesh, &vpos);
+            if mesh.points {
+                draw_points(&mut frame, &view, mesh, &vpos);
+            }
         }
         if let Some(g) = &camera.ground {
             let shadow = shadow::ShadowMap::new(g, meshes);
@@ -185,6 +191,16 @@ fn draw_ropes(frame: &mut Frame, view: &View, lights: &Lights, mesh: &PreviewMes
         let light = normalize(sub(pb, pa)).map_or(1.0, |t| lights.rope(t));
         let colour = shade::tone(base, light);
         raster::draw_segment(frame, view, [vpos[a], vpos[b]], colour, thickness);
+    }
+}
+
+/// Draws every position of a particle mesh as a small square dot, flat in its colour.
+fn draw_points(frame: &mut Frame, view: &View, mesh: &PreviewMesh, vpos: &[V3]) {
+    let size = if frame.width >= 400 { 3 } else { 2 };
+    for (p, v) in mesh.positions.iter().zip(vpos) {
+        if is_finite(*p) && is_finite(*v) {
+            raster::draw_dot(frame, view, *v, mesh.colour, size);
+        }
     }
 }
 

@@ -257,6 +257,28 @@ fn clip_to_rect(p: [f32; 2], d: [f32; 2], w: f32, h: f32) -> Option<(f32, f32)> 
     (t0 <= t1).then_some((t0, t1))
 }
 
+/// A `size`×`size` pixel dot centred on the view-space point `v` (behind the near plane:
+/// nothing), depth-tested like the lines.
+pub(crate) fn draw_dot(frame: &mut Frame, view: &View, v: V3, colour: [u8; 3], size: usize) {
+    if v[2] < view.near {
+        return;
+    }
+    let [x, y] = view.screen_pos(v);
+    let iz = 1.0 / v[2];
+    let half = (size as f32 - 1.0) / 2.0;
+    for dy in 0..size {
+        for dx in 0..size {
+            plot(
+                frame,
+                x - half + dx as f32,
+                y - half + dy as f32,
+                iz,
+                colour,
+            );
+        }
+    }
+}
+
 fn plot(frame: &mut Frame, x: f32, y: f32, iz: f32, colour: [u8; 3]) {
     let (x, y) = (x.floor(), y.floor());
     if !(x >= 0.0 && y >= 0.0 && x < frame.width as f32 && y < frame.height as f32) {

@@ -106,6 +106,36 @@ fn ropes_draw_lines() {
 }
 
 #[test]
+fn particles_draw_dots_where_they_project_and_behind_triangles_nothing() {
+    let cam = front_camera();
+    let colour = [250, 40, 200];
+    let particles = PreviewMesh {
+        // The centre, a point to the right, one behind the eye and one not finite.
+        positions: vec![
+            [0.0, 0.0, 0.0],
+            [2.5, 0.0, 0.0],
+            [0.0, 0.0, 9.0],
+            [f32::NAN, 0.0, 0.0],
+        ],
+        points: true,
+        colour,
+        ..PreviewMesh::default()
+    };
+    let img = render(std::slice::from_ref(&particles), &cam, 64, 64, "");
+    assert_eq!(img.pixel(32, 32), colour);
+    // x = 2.5 at 5 m with a 90° field of view: a quarter of the width right of the centre.
+    assert_eq!(img.pixel(48, 32), colour);
+    let dots = (0..64)
+        .flat_map(|y| (0..64).map(move |x| (x, y)))
+        .filter(|&(x, y)| img.pixel(x, y) == colour)
+        .count();
+    assert!(dots <= 2 * 4, "{dots} pixels: two dots of 2 × 2");
+    // A triangle in front hides the centre dot.
+    let img = render(&[triangle(1.0, [10, 200, 10]), particles], &cam, 64, 64, "");
+    assert_ne!(img.pixel(32, 32), colour);
+}
+
+#[test]
 fn bad_geometry_and_tiny_sizes_do_not_panic() {
     let (mut scene, lo, hi) = draped_scene(6);
     scene[1].positions[3] = [f32::NAN, 0.0, 0.0];
