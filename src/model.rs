@@ -82,6 +82,9 @@ pub struct ObjectLayout {
     pub count_self_intersections: bool,
     /// The finer mesh this object carries (`render_mesh`), written as [`render_name`].
     pub render: Option<std::sync::Arc<RenderMesh>>,
+    /// A fluid object's parameters (also in [`Model::fluids`], which the solver reads): the
+    /// writers compute the per-vertex density from them.
+    pub fluid: Option<crate::constraints::density::FluidBlock>,
 }
 
 /// A render mesh (SPEC §5): a finer mesh carried by a simulated surface, written in every

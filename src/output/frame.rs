@@ -142,6 +142,8 @@ struct Scratch {
     /// Positions and velocities of the output vertices when they are not the object's own.
     surface_x: Vec<DVec3>,
     surface_v: Vec<DVec3>,
+    /// A fluid object's particle densities (PLY `density`).
+    densities: Vec<f64>,
 }
 
 /// Encoded once per written mesh: OBJ `vt` lines and `f`/`l` elements, PLY header and
@@ -168,6 +170,8 @@ pub(super) struct VertexData<'a> {
     pub(super) uvs: Option<&'a [[f64; 2]]>,
     /// Input vertex ids (PLY `id`).
     pub(super) ids: Option<&'a [u32]>,
+    /// Fluids: each particle's SPH density, kg/m³ (PLY `density`).
+    pub(super) densities: Option<&'a [f64]>,
     pub(super) up_axis: UpAxis,
 }
 
@@ -392,6 +396,7 @@ impl Scratch {
             gathered_v,
             surface_x,
             surface_v,
+            densities,
         } = self;
         let range = object.particles.clone();
         let (local_x, local_v) = if object.split_particles.is_empty() {
@@ -441,6 +446,12 @@ impl Scratch {
             },
             velocities: options.velocities.then_some(velocities),
             ids: surface.ids.as_deref(),
+            densities: (object.fluid.as_ref())
+                .filter(|_| options.formats.contains(&Format::Ply))
+                .map(|block| {
+                    crate::solver::fluids::densities(block, x, densities);
+                    &densities[..]
+                }),
             uvs: faces.uvs.as_deref(),
             up_axis: options.up_axis,
         }
@@ -458,7 +469,12 @@ impl ConstantParts {
             Default::default()
         };
         let (ply_header, ply_elements) = if options.formats.contains(&Format::Ply) {
-            ply::constant(&mesh.name, &surface, options, with_normals)
+            ply::constant(
+                &mesh.name,
+                &surface,
+                options,
+                (with_normals, object.fluid.is_some()),
+            )
         } else {
             Default::default()
         };

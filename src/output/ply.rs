@@ -8,7 +8,7 @@ pub(super) fn constant(
     name: &str,
     surface: &Surface,
     options: &FrameOptions,
-    with_normals: bool,
+    (with_normals, with_density): (bool, bool),
 ) -> (Vec<u8>, Vec<u8>) {
     let mesh = &surface.mesh;
     let mut header = format!(
@@ -29,6 +29,9 @@ pub(super) fn constant(
     }
     if surface.ids.is_some() {
         header.push_str("property int id\n");
+    }
+    if with_density {
+        header.push_str("property float density\n");
     }
     if mesh.face_count() > 0 {
         header.push_str(&format!(
@@ -72,7 +75,8 @@ pub(super) fn constant(
     (header.into_bytes(), out)
 }
 
-/// PLY `binary_little_endian 1.0`: `vertex` (`x y z`, `nx ny nz`, `vx vy vz`, `s t`, `id`),
+/// PLY `binary_little_endian 1.0`: `vertex` (`x y z`, `nx ny nz`, `vx vy vz`, `s t`, `id`,
+/// fluids' `density`),
 /// `face` (`list uchar int vertex_indices`, with seams `list uchar float texcoord`), `edge`
 /// (`int vertex1 vertex2`).
 pub(super) fn encode(out: &mut Vec<u8>, data: &VertexData, (header, elements): (&[u8], &[u8])) {
@@ -96,6 +100,9 @@ pub(super) fn encode(out: &mut Vec<u8>, data: &VertexData, (header, elements): (
         }
         if let Some(ids) = data.ids {
             out.extend((ids[k] as i32).to_le_bytes());
+        }
+        if let Some(densities) = data.densities {
+            out.extend((densities[k] as f32).to_le_bytes());
         }
     }
     out.extend_from_slice(elements);

@@ -198,6 +198,7 @@ mod tests {
             topology_version: 0,
             animation: None,
             pinned_to: None,
+            fluid: None,
             pivot: glam::DVec3::ZERO,
             rest_volume: None,
             count_self_intersections: false,

@@ -173,6 +173,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 .with_context(|| key.clone())?,
             triangles,
             topology: mesh,
+            fluid: None,
         });
         if let Some(layout) = objects.last_mut() {
             layout.rest_volume = rest_volume(layout, &particles.x);
@@ -188,6 +189,9 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 coefficients,
                 (substep, sim.iterations as usize),
             );
+            if let Some(layout) = objects.last_mut() {
+                layout.fluid = Some(block.clone());
+            }
             fluids.push(block);
         }
     }

@@ -79,26 +79,32 @@ pub struct FluidFigures {
     pub particles: usize,
 }
 
-/// Every fluid object's figures at positions `x`, by a fresh neighbour search (one thread,
-/// particles in order).
+/// The SPH densities of `block`'s particles at positions `x` (all particles), in particle
+/// order, into `out`, by a fresh neighbour search on one thread; the walls are left out.
+pub fn densities(block: &FluidBlock, x: &[DVec3], out: &mut Vec<f64>) {
+    let particles: Vec<u32> = block.particles.clone().map(|i| i as u32).collect();
+    let hash = SpatialHash::build(x, &particles, block.kernel.h);
+    let mut lists = NeighbourLists::default();
+    lists.build(&particles, x, &hash, block.kernel.h);
+    out.clear();
+    out.extend(
+        (particles.iter().enumerate()).map(|(k, &i)| block.density(x[i as usize], lists.of(k), x)),
+    );
+}
+
+/// Every fluid object's figures at positions `x`, from [`densities`].
 pub fn figures(blocks: &[FluidBlock], x: &[DVec3]) -> Vec<FluidFigures> {
+    let mut density = Vec::new();
     blocks
         .iter()
         .map(|block| {
-            let particles: Vec<u32> = block.particles.clone().map(|i| i as u32).collect();
-            let hash = SpatialHash::build(x, &particles, block.kernel.h);
-            let mut lists = NeighbourLists::default();
-            lists.build(&particles, x, &hash, block.kernel.h);
-            let (mut sum, mut max) = (0.0, 0.0_f64);
-            for (k, &i) in particles.iter().enumerate() {
-                let error = block.density_error(block.density(x[i as usize], lists.of(k), x));
-                sum += error;
-                max = max.max(error);
-            }
+            densities(block, x, &mut density);
+            let errors = density.iter().map(|&rho| block.density_error(rho));
+            let (sum, max) = errors.fold((0.0, 0.0_f64), |(s, m), e| (s + e, m.max(e)));
             FluidFigures {
-                mean_density_error: sum / particles.len().max(1) as f64,
+                mean_density_error: sum / density.len().max(1) as f64,
                 max_density_error: max,
-                particles: particles.len(),
+                particles: density.len(),
             }
         })
         .collect()

@@ -201,3 +201,34 @@ fn bad_fluid_tables_are_refused_with_the_key() {
         assert_refused(&output, expect, table);
     }
 }
+
+#[test]
+fn ply_frames_carry_each_particles_density() {
+    let ws = Workspace::new();
+    let scene = tank(2, false).replace("formats = [\"obj\"]", "formats = [\"ply\"]");
+    ws.run_ok(&scene, &[]);
+    let bytes = std::fs::read(ws.out().join("water.0001.ply")).unwrap();
+    let end = b"end_header\n";
+    let at = bytes.windows(end.len()).position(|w| w == end).unwrap() + end.len();
+    let header = String::from_utf8_lossy(&bytes[..at]);
+    assert!(
+        header.contains(
+            "element vertex 2048\nproperty float x\nproperty float y\nproperty float z\n\
+         property float vx\nproperty float vy\nproperty float vz\nproperty float density\n"
+        ),
+        "{header}"
+    );
+    assert!(!header.contains("element face"));
+    let floats: Vec<f32> = bytes[at..]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(floats.len(), 2048 * 7);
+    let density: Vec<f32> = floats.chunks_exact(7).map(|v| v[6]).collect();
+    // Frame 1 is the rest lattice: a particle with a whole neighbourhood reads the rest
+    // density (the block is 8 × 16 × 16; particle (3, 7, 7) is two spacings from every face).
+    let inner = 3 + 8 * 7 + 8 * 16 * 7;
+    assert!((density[inner] - 1000.0).abs() < 1e-3, "{}", density[inner]);
+    // A corner reads far less (the walls are left out of this figure).
+    assert!(density[0] < 600.0, "{}", density[0]);
+}
