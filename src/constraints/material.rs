@@ -5,6 +5,7 @@
 //! constraint per substep.
 
 use super::lanes::{self, Real};
+use super::plasticity::Plasticity;
 
 /// How a constraint resists being violated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -165,28 +166,42 @@ impl MaterialId {
     }
 }
 
-/// The distinct materials of a scene, in the order first seen (deterministic).
+/// The distinct materials of a scene, in the order first seen (deterministic), each with its
+/// plasticity ([`super::plasticity`]; read only by the plastic pass, never by the kernels).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Materials {
     list: Vec<Material>,
+    plasticity: Vec<Option<Plasticity>>,
 }
 
 impl Default for Materials {
     fn default() -> Self {
         Materials {
             list: vec![Material::RIGID],
+            plasticity: vec![None],
         }
     }
 }
 
 impl Materials {
-    /// The id of `material`, added to the table the first time it is seen. Equal materials
-    /// (same mode, same numbers) share an id.
+    /// The id of `material` (not plastic), added to the table the first time it is seen.
+    /// Equal materials (same mode, same numbers) share an id.
     pub fn intern(&mut self, material: Material) -> MaterialId {
-        let index = match self.list.iter().position(|&m| m == material) {
+        self.intern_plastic(material, None)
+    }
+
+    /// The id of `material` with `plasticity`; equal pairs share an id.
+    pub fn intern_plastic(
+        &mut self,
+        material: Material,
+        plasticity: Option<Plasticity>,
+    ) -> MaterialId {
+        let same = |(m, p): (&Material, &Option<Plasticity>)| *m == material && *p == plasticity;
+        let index = match self.list.iter().zip(&self.plasticity).position(same) {
             Some(index) => index,
             None => {
                 self.list.push(material);
+                self.plasticity.push(plasticity);
                 self.list.len() - 1
             }
         };
@@ -195,6 +210,16 @@ impl Materials {
 
     pub fn get(&self, id: MaterialId) -> Material {
         self.list[id.index()]
+    }
+
+    /// Every material's plasticity, indexed by id (`None`: the rest state never moves).
+    pub fn plasticity(&self) -> &[Option<Plasticity>] {
+        &self.plasticity
+    }
+
+    /// Whether any material is plastic.
+    pub fn any_plastic(&self) -> bool {
+        self.plasticity.iter().any(Option::is_some)
     }
 
     pub fn len(&self) -> usize {
@@ -229,5 +254,14 @@ mod tests {
         assert_eq!(table.intern(soft), id);
         assert_eq!(table.get(id), soft);
         assert_eq!(table.len(), 3);
+        let plastic = Some(Plasticity {
+            yield_point: 0.1,
+            creep: 5.0,
+        });
+        let plastic_id = table.intern_plastic(soft, plastic);
+        assert_ne!(plastic_id, id);
+        assert_eq!(table.intern_plastic(soft, plastic), plastic_id);
+        assert_eq!(table.plasticity()[plastic_id.index()], plastic);
+        assert!(table.any_plastic());
     }
 }

@@ -30,6 +30,7 @@ pub mod lane_io;
 pub mod lanes;
 pub mod long_range;
 pub mod material;
+pub mod plasticity;
 pub mod shape_matching;
 pub mod tet_volume;
 pub mod volume;

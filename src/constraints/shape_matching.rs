@@ -22,6 +22,7 @@
 //! result depends only on its inputs (deterministic). The rotation is state carried from
 //! substep to substep.
 
+use super::plasticity::{cluster_factor, move_rest_shape, Plasticity};
 use super::Material;
 use glam::{DMat3, DQuat, DVec3};
 use std::ops::Range;
@@ -38,6 +39,11 @@ pub struct ShapeMatchingConstraint {
     /// Current rotation estimate (warm start).
     pub rotation: DQuat,
     pub material: Material,
+    /// `yield` and `creep` of the table (the rest shape `q_i` flows, [`super::plasticity`]).
+    pub plasticity: Option<Plasticity>,
+    /// The cluster's size for the plastic strain: the largest rest distance of a particle
+    /// from the centre of mass at the start (fixed as the rest shape flows).
+    size: f64,
     /// One multiplier per particle.
     lambda: Vec<f64>,
 }
@@ -63,9 +69,12 @@ impl ShapeMatchingConstraint {
     pub fn new(particles: Range<usize>, rest: &[DVec3], mass: &[f64], material: Material) -> Self {
         let total_mass: f64 = mass.iter().sum();
         let centre = rest.iter().zip(mass).map(|(&p, &m)| p * m).sum::<DVec3>() / total_mass;
+        let rest: Vec<DVec3> = rest.iter().map(|&p| p - centre).collect();
         ShapeMatchingConstraint {
             lambda: vec![0.0; rest.len()],
-            rest: rest.iter().map(|&p| p - centre).collect(),
+            size: rest.iter().map(|q| q.length()).fold(0.0, f64::max),
+            plasticity: None,
+            rest,
             particles,
             total_mass,
             rotation: DQuat::IDENTITY,
@@ -105,6 +114,41 @@ impl ShapeMatchingConstraint {
     /// `q_i`: the rest positions about the rest centre of mass, in particle order.
     pub fn rest(&self) -> &[DVec3] {
         &self.rest
+    }
+
+    /// Puts back a rest shape from [`Self::rest`] (a checkpoint); false when it does not fit.
+    pub fn set_rest(&mut self, rest: Vec<DVec3>) -> bool {
+        let fits = rest.len() == self.rest.len() && rest.iter().all(|q| q.is_finite());
+        if fits {
+            self.rest = rest;
+        }
+        fits
+    }
+
+    /// The plastic pass of a substep of `h` seconds (module docs of [`super::plasticity`]):
+    /// past the yield strain `max_i |p_i − g_i| / size`, the rest shape follows the current
+    /// one, seen in the rest frame. The rotation is fitted afresh but not kept (the warm start
+    /// stays the projections').
+    pub fn flow_plastically(&mut self, x: &[DVec3], mass: &[f64], h: f64) {
+        let Some(plasticity) = self.plasticity else {
+            return;
+        };
+        let (centre, rotation) = self.fit(x, mass);
+        let to_rest = rotation.inverse();
+        let offsets: Vec<DVec3> = (self.particles.clone())
+            .zip(&self.rest)
+            .map(|(i, &q)| to_rest * (x[i] - centre) - q)
+            .collect();
+        let largest = offsets.iter().map(|d| d.length()).fold(0.0, f64::max);
+        let factor = cluster_factor(largest, self.size, plasticity, plasticity.fraction(h));
+        if factor > 0.0 {
+            move_rest_shape(
+                &mut self.rest,
+                &offsets,
+                &mass[self.particles.clone()],
+                factor,
+            );
+        }
     }
 
     pub fn reset_lambda(&mut self) {

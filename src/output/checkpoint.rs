@@ -7,7 +7,7 @@
 //! | bytes | what |
 //! | --- | --- |
 //! | 8 | magic `XPBDCKPT` |
-//! | 4 | format version (1) |
+//! | 4 | format version (2: plastic rest states added to the solver state; 1 is refused) |
 //! | 4 + n | program version (`CARGO_PKG_VERSION`), length-prefixed UTF-8 |
 //! | 32 | scene fingerprint: SHA-256 of the resolved scene settings, see [`fingerprint`] |
 //! | 8 | frame number the state is the end of |
@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"XPBDCKPT";
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// Checkpoints kept: the newest may point past the frames on disk (the writer runs one
 /// frame behind), so the one before it stays too.
 const KEEP: usize = 2;

@@ -4,7 +4,9 @@
 
 use super::load::LoadedScene;
 use super::render_mesh;
-use super::types::{self, BendingModel, ColliderShape, Object, Resistance, SceneFile, SolverKind};
+use super::types::{
+    self, BendingModel, ColliderShape, Object, Plastic, Resistance, SceneFile, SolverKind,
+};
 use crate::animation::{Animation, Key};
 use crate::collision::{Collider, MeshGeometry, Shape};
 use crate::constraints::density::FluidBlock;
@@ -279,7 +281,8 @@ impl ObjectPart<'_> {
         let (mesh, key) = (self.mesh, self.key);
         let materials = &mut out.materials;
         let recipe = Recipe {
-            stretch: (object.stretch.as_ref()).map(|t| materials.intern(self.material(t))),
+            stretch: (object.stretch.as_ref())
+                .map(|t| materials.intern_plastic(self.material(t), t.plasticity())),
             shear: (object.shear.as_ref()).map(|t| materials.intern(self.material(t))),
             tear_strain: object.stretch.as_ref().and_then(|t| t.tear_strain),
             bending: object.bending.as_ref().map(|t| {
@@ -287,12 +290,22 @@ impl ObjectPart<'_> {
                     BendingModel::Dihedral => BendingKind::Dihedral,
                     BendingModel::Isometric => BendingKind::Isometric,
                 };
-                (materials.intern(self.material(t)), kind)
+                (
+                    materials.intern_plastic(self.material(t), t.plasticity()),
+                    kind,
+                )
             }),
             long_range: object.long_range.as_ref().map(|t| t.max_stretch),
         };
         if object.bending.is_some() && self.triangles.is_empty() && mesh.segments.is_empty() {
             bail!("{key}.bending: needs faces or line segments");
+        }
+        let plastic_bending = object
+            .bending
+            .as_ref()
+            .is_some_and(|t| t.plasticity().is_some());
+        if plastic_bending && !mesh.segments.is_empty() {
+            bail!("{key}.bending.creep: plastic bending needs the rest angles of dihedral hinges; the line segments of this geometry bend toward straight and have no rest bend to move");
         }
         if object.long_range.is_some() && !self.pinned.contains(&true) {
             bail!("{key}.long_range: tethers need pinned particles (`pin` or `pin_region`)");
@@ -386,6 +399,12 @@ impl ObjectPart<'_> {
                 self.masses,
                 self.material(table),
             ));
+            if let Some(plasticity) = table.plasticity() {
+                out.shape_matching
+                    .last_mut()
+                    .expect("just pushed")
+                    .plasticity = Some(plasticity);
+            }
         }
         let kinds = [
             object.stretch.is_some(),

@@ -5,6 +5,7 @@ pub mod build;
 pub mod fluid;
 pub mod inputs;
 pub mod load;
+pub mod plasticity;
 pub mod projective;
 pub mod render_mesh;
 pub mod types;

@@ -422,6 +422,31 @@ macro_rules! resistance {
 
 resistance!(Stretch, Shear, Bending, Volume, Tets, ShapeMatching);
 
+/// A constraint table that accepts `yield` and `creep` (plasticity).
+pub trait Plastic {
+    fn yield_point(&self) -> Option<f64>;
+    fn creep(&self) -> Option<f64>;
+    /// The table's plasticity, `None` unless `creep > 0`.
+    fn plasticity(&self) -> Option<crate::constraints::plasticity::Plasticity> {
+        crate::constraints::plasticity::Plasticity::from_keys(self.yield_point(), self.creep())
+    }
+}
+
+macro_rules! plastic {
+    ($($table:ty),*) => {$(
+        impl Plastic for $table {
+            fn yield_point(&self) -> Option<f64> {
+                self.yield_point
+            }
+            fn creep(&self) -> Option<f64> {
+                self.creep
+            }
+        }
+    )*};
+}
+
+plastic!(Stretch, Bending, ShapeMatching);
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Stretch {
@@ -434,6 +459,12 @@ pub struct Stretch {
     /// Strain (length / rest − 1) beyond which a polygon side or segment tears.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tear_strain: Option<f64>,
+    /// Plasticity: the yield point (see docs/scene-format.md, "Plasticity").
+    #[serde(rename = "yield", skip_serializing_if = "Option::is_none")]
+    pub yield_point: Option<f64>,
+    /// Plasticity: creep rate, 1/s; plasticity is on only when > 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creep: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -446,6 +477,12 @@ pub struct Bending {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stiffness: Option<f64>,
     pub model: BendingModel,
+    /// Plasticity: the yield point (see docs/scene-format.md, "Plasticity").
+    #[serde(rename = "yield", skip_serializing_if = "Option::is_none")]
+    pub yield_point: Option<f64>,
+    /// Plasticity: creep rate, 1/s; plasticity is on only when > 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creep: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -515,6 +552,12 @@ pub struct ShapeMatching {
     pub damping: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stiffness: Option<f64>,
+    /// Plasticity: the yield point (see docs/scene-format.md, "Plasticity").
+    #[serde(rename = "yield", skip_serializing_if = "Option::is_none")]
+    pub yield_point: Option<f64>,
+    /// Plasticity: creep rate, 1/s; plasticity is on only when > 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creep: Option<f64>,
 }
 
 /// Tethers from every free particle to its nearest pinned particle.

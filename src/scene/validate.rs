@@ -44,6 +44,7 @@ pub fn validate(scene: &SceneFile) -> Report {
     let mut report = Report::default();
     simulation(&scene.simulation, &mut report);
     super::projective::check(scene, &mut report);
+    super::plasticity::check(scene, &mut report);
     output(scene, &mut report);
     if scene.objects.is_empty() {
         report.error("object", "the scene has no [[object]] to simulate");

@@ -5,7 +5,10 @@
 //!   mass, and its object (tearing adds particles and halves masses);
 //! - for every object that can tear: its torn topology (positions, UVs, polygons, segments),
 //!   split particles, source vertices, torn sides and counters;
-//! - every shape-matching cluster's rotation (the warm start of the rotation extraction).
+//! - every shape-matching cluster's rotation (the warm start of the rotation extraction);
+//! - with plasticity (`yield`/`creep`, [`crate::constraints::plasticity`]): every stretch
+//!   constraint's rest length, every dihedral hinge's rest angle and every shape-matching
+//!   cluster's rest shape, in block order (a flag 0 or 1 first; 0 and nothing else without).
 //!
 //! Not stored, because they are recomputed exactly: constraints of torn objects (remade from
 //! the topology, in a canonical order, see `tearing::remake_constraints`), their colours,
@@ -148,7 +151,59 @@ impl Solver {
             .flat_map(|c| c.rotation.to_array())
             .collect();
         e.f64s(&rotations);
+        self.put_rest_states(&mut e);
         e.0
+    }
+
+    /// The rest states plasticity moves (module notes), after a flag.
+    fn put_rest_states(&self, e: &mut Encoder) {
+        let model = &self.model;
+        if !self.is_plastic() {
+            e.u64(0);
+            return;
+        }
+        e.u64(1);
+        let lengths: Vec<f64> = model.stretch.items.iter().map(|c| c.rest_length).collect();
+        e.f64s(&lengths);
+        let angles: Vec<f64> = model.bending.items.iter().map(|c| c.rest_angle).collect();
+        e.f64s(&angles);
+        for cluster in &model.shape_matching {
+            put_vec3s(e, cluster.rest());
+        }
+    }
+
+    /// Puts back what [`Self::put_rest_states`] wrote.
+    fn take_rest_states(&mut self, d: &mut Decoder) -> Result<()> {
+        let plastic = d.u64()? != 0;
+        ensure!(
+            plastic == self.is_plastic(),
+            "the plasticity of the state does not match this scene"
+        );
+        if !plastic {
+            return Ok(());
+        }
+        let model = &mut self.model;
+        let (lengths, angles) = (d.f64s()?, d.f64s()?);
+        ensure!(
+            lengths.len() == model.stretch.items.len()
+                && angles.len() == model.bending.items.len()
+                && lengths.iter().chain(&angles).all(|v| v.is_finite()),
+            "the plastic rest lengths and angles do not match this scene"
+        );
+        for (edge, length) in model.stretch.items.iter_mut().zip(lengths) {
+            edge.rest_length = length;
+        }
+        for (hinge, angle) in model.bending.items.iter_mut().zip(angles) {
+            hinge.rest_angle = angle;
+        }
+        for cluster in model.shape_matching.iter_mut() {
+            let rest = d.vec3s()?;
+            ensure!(
+                cluster.set_rest(rest),
+                "the plastic rest shapes do not match this scene"
+            );
+        }
+        Ok(())
     }
 
     /// Puts back a state from [`state_bytes`](Self::state_bytes) onto a solver freshly built
@@ -234,6 +289,8 @@ impl Solver {
         for (cluster, q) in model.shape_matching.iter_mut().zip(rotations.chunks(4)) {
             cluster.rotation = DQuat::from_array([q[0], q[1], q[2], q[3]]);
         }
+        self.take_rest_states(&mut d)?;
+        let model = &mut self.model;
         if !d.bytes.is_empty() {
             bail!("{} bytes left over after the state", d.bytes.len());
         }

@@ -16,6 +16,7 @@ mod object_contacts;
 mod output_files;
 mod output_surfaces;
 mod physics;
+mod plasticity;
 mod previews;
 mod projective;
 mod render_meshes;

@@ -31,6 +31,7 @@
 
 mod contact_stages;
 mod fluid_stages;
+mod plastic_stages;
 mod projective_stages;
 mod xpbd_stages;
 
@@ -367,6 +368,7 @@ impl Solver {
     /// Runs the substeps `range` (1-based) on the worker threads.
     fn run_substeps(&mut self, range: std::ops::Range<usize>) -> Result<(), Divergence> {
         let threads = self.pool.current_num_threads();
+        let plastic = plastic_stages::is_plastic(&self.model) && self.projective.is_none();
         let model = &mut self.model;
         let particles = &mut model.particles;
         let frame = Frame {
@@ -415,6 +417,8 @@ impl Solver {
             long_range: SharedBlock::new(&mut model.long_range),
             has_volumes: !model.volumes.is_empty(),
             has_shape_matching: !model.shape_matching.is_empty(),
+            plastic,
+            plasticity: model.materials.plasticity(),
             whole_objects: Mutex::new((&mut model.volumes, &mut model.shape_matching)),
             colliders: &model.colliders,
             collides: &self.collides,
@@ -528,6 +532,10 @@ struct Frame<'a> {
     whole_objects: WholeObjects<'a>,
     has_volumes: bool,
     has_shape_matching: bool,
+    /// Whether any constraint is plastic (the plastic stage runs).
+    plastic: bool,
+    /// Every material's plasticity, by id.
+    plasticity: &'a [Option<crate::constraints::plasticity::Plasticity>],
     colliders: &'a [Collider],
     collides: &'a [bool],
     contact_collider: SharedSlice<'a, u32>,
@@ -594,6 +602,7 @@ impl Frame<'_> {
             if self.first_bad.load(Ordering::Acquire) != usize::MAX {
                 return Some(substep);
             }
+            self.flow_plastically(t, h);
             self.smooth_fluid_velocities(t, h);
         }
         None

@@ -154,11 +154,11 @@ impl Frame<'_> {
         self.centred_share(pd, &self.long_range, &system.long_range, t);
         self.linear_share(
             pd,
-            self.isometric_bending.items,
+            self.isometric_bending.items(),
             &system.isometric_bending,
             t,
         );
-        self.linear_share(pd, self.rope_bending.items, &system.rope_bending, t);
+        self.linear_share(pd, self.rope_bending.items(), &system.rope_bending, t);
         if t == 0 && self.has_shape_matching {
             let mut guard = self.whole_objects.lock().unwrap_or_else(|e| e.into_inner());
             let clusters = &mut *guard.1;
@@ -259,12 +259,12 @@ impl Frame<'_> {
         terms: &CentredTerms,
         t: usize,
     ) {
-        let range = share(0..block.items.len(), t, self.threads);
+        let range = share(0..block.len(), t, self.threads);
         let slots = terms.first_slot + range.start * N..terms.first_slot + range.end * N;
         // SAFETY: read-only in this stage; the slots of this thread's terms are its own.
         let (x, out) = unsafe { (self.x.as_slice(), pd.contributions.range(slots)) };
         for (k, out) in range.zip(out.chunks_exact_mut(N)) {
-            terms.contribute(k, &block.items[k], x, &pd.system.terms.unknowns, out);
+            terms.contribute(k, &block.items()[k], x, &pd.system.terms.unknowns, out);
         }
     }
 

@@ -29,10 +29,11 @@ enum Sweep {
     Backward,
 }
 
-/// A constraint block as the threads of a frame share it: items read-only, λ written at the
-/// indices of the constraints a thread projects.
+/// A constraint block as the threads of a frame share it: items read-only but in the plastic
+/// stage (`plastic_stages`, where each thread rewrites the rest values of its own share), λ
+/// written at the indices of the constraints a thread projects.
 pub(super) struct SharedBlock<'a, K> {
-    pub(super) items: &'a [K],
+    items: SharedSlice<'a, K>,
     lambda: SharedSlice<'a, f64>,
     colours: &'a [std::ops::Range<usize>],
     overflow: std::ops::Range<usize>,
@@ -41,11 +42,33 @@ pub(super) struct SharedBlock<'a, K> {
 impl<'a, K> SharedBlock<'a, K> {
     pub(super) fn new(block: &'a mut ConstraintBlock<K>) -> Self {
         SharedBlock {
-            items: &block.items,
+            items: SharedSlice::new(&mut block.items),
             lambda: SharedSlice::new(&mut block.lambda),
             colours: &block.colours,
             overflow: block.overflow.clone(),
         }
+    }
+
+    /// The constraints, read-only. Every stage may read them but the plastic stage, the only
+    /// one that writes them ([`Self::items_mut`], between two barrier waits).
+    pub(super) fn items(&self) -> &[K] {
+        // SAFETY: items are written only in the plastic stage, which calls no `items()` and
+        // ends at a barrier before any other stage starts.
+        unsafe { self.items.as_slice() }
+    }
+
+    /// Items `range`, to rewrite their rest values.
+    ///
+    /// # Safety
+    /// Only in the plastic stage, on this thread's own share; see [`SharedSlice::range`].
+    #[allow(clippy::mut_from_ref)]
+    pub(super) unsafe fn items_mut(&self, range: std::ops::Range<usize>) -> &mut [K] {
+        // SAFETY: the caller's promise.
+        unsafe { self.items.range(range) }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.items.len()
     }
 }
 
@@ -101,7 +124,7 @@ impl Frame<'_> {
             if first_iteration {
                 lambda.fill(0.0);
             }
-            let items = &block.items[range];
+            let items = &block.items()[range];
             if batched {
                 project_batches(items, lambda, &mut x, x_prev, self.inv_mass, terms);
             } else {
