@@ -212,6 +212,44 @@ mod tests {
     }
 
     #[test]
+    fn plastic_flow_moves_the_rest_shape_only_past_yield_and_ignores_rigid_motion() {
+        let rest = vec![
+            DVec3::new(0.0, 0.0, 0.0),
+            DVec3::new(1.0, 0.0, 0.0),
+            DVec3::new(0.0, 1.0, 0.0),
+            DVec3::new(0.0, 0.0, 1.0),
+        ];
+        let mass = [1.0, 2.0, 0.5, 1.5];
+        let mut cluster = ShapeMatchingConstraint::new(0..4, &rest, &mass, Material::RIGID);
+        cluster.plasticity = Some(Plasticity {
+            yield_point: 0.1,
+            creep: 1e6,
+        });
+        let before = cluster.rest().to_vec();
+        let size = cluster.size;
+        // Moved rigidly: no strain, nothing flows.
+        let motion = DQuat::from_rotation_z(0.7);
+        let mut x: Vec<DVec3> = rest.iter().map(|&p| motion * p + DVec3::X).collect();
+        cluster.flow_plastically(&x, &mass, 1.0);
+        assert!(cluster
+            .rest()
+            .iter()
+            .zip(&before)
+            .all(|(a, b)| a.distance(*b) < 1e-12));
+        // Dented by 0.3 size: past the 0.1 yield, the rest shape takes most of the dent.
+        x[2] += motion * DVec3::new(0.0, -0.3 * size, 0.0);
+        let (dented, _, _) = cluster.residual_sums(&x, &mass);
+        cluster.flow_plastically(&x, &mass, 1.0);
+        let (left, _, _) = cluster.residual_sums(&x, &mass);
+        assert!(
+            dented > 0.2 * size && left < 0.15 * size,
+            "{dented} → {left}"
+        );
+        let centre: DVec3 = cluster.rest().iter().zip(&mass).map(|(&q, &m)| q * m).sum();
+        assert!(centre.length() < 1e-12, "{centre}");
+    }
+
+    #[test]
     fn rigid_projection_restores_the_shape_and_conserves_momentum() {
         let rest = vec![
             DVec3::new(0.0, 0.0, 0.0),
