@@ -8,8 +8,8 @@
 //!   peak of a 3 × 3 cloth;
 //! - the model: per-particle arrays, each object's topology, the constraint blocks with
 //!   their multipliers λ, volumes, shape matching and collider meshes;
-//! - the solver: per-particle contact and frame-motion arrays, and the self-collision
-//!   structures of colliding objects;
+//! - the solver: per-particle contact and frame-motion arrays, the self-collision
+//!   structures of colliding objects, and the fluids' buffers and neighbour lists;
 //! - with `solver = "projective"`, its factor (sized by the symbolic analysis), the matrix
 //!   and the per-substep buffers;
 //! - frame output, when there is any: the snapshots handed to the writer thread, its copy of
@@ -100,8 +100,23 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
         // (the lists are longest once the cloth lies folded).
         bytes += triangles * 1536;
     }
+    if !model.fluids.is_empty() {
+        // The fluid buffers are per particle of the scene (src/solver/fluids.rs).
+        bytes += n * FLUID_BUFFER_BYTES;
+        let fluid: usize = model.fluids.iter().map(|b| b.particles.len()).sum();
+        bytes += fluid * FLUID_SEARCH_BYTES;
+    }
     bytes
 }
+
+/// Per particle of a scene with fluids: density, λ, and the wall gradient, correction,
+/// vorticity and smoothed velocity (`FluidState`).
+const FLUID_BUFFER_BYTES: usize = 2 * 8 + 4 * 24;
+
+/// Per fluid particle: the threads' neighbour lists and hashes, and the search the frame's
+/// figures and the PLY densities make again (about 33 neighbours each at `h = 2 s`).
+/// Calibrated on scenes/bench/dam-100k.toml without output: 66 MiB measured.
+const FLUID_SEARCH_BYTES: usize = 290;
 
 /// An object's topology as the model keeps it.
 fn layout_bytes(object: &ObjectLayout) -> usize {
