@@ -56,15 +56,6 @@ impl NeighbourLists {
     pub fn of(&self, k: usize) -> &[u32] {
         &self.indices[self.offsets[k] as usize..self.offsets[k + 1] as usize]
     }
-
-    /// How many neighbours the lists hold in all.
-    pub fn len(&self) -> usize {
-        self.indices.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.indices.is_empty()
-    }
 }
 
 #[cfg(test)]
