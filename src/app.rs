@@ -339,6 +339,14 @@ fn check(path: &Path) -> Result<(), Failure> {
                 mesh.face_count()
             );
         }
+        if let Some(surface) = &object.fluid_surface {
+            outln!(
+                out,
+                "  surface {}: reconstructed every frame, marching cubes of {} m",
+                xpbd_sim::model::surface_name(&object.name),
+                surface.spacing / surface.resolution
+            );
+        }
     }
     for collider in &model.colliders {
         outln!(out, "collider {}: {collider}", collider.name);

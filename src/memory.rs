@@ -9,7 +9,8 @@
 //! - the model: per-particle arrays, each object's topology, the constraint blocks with
 //!   their multipliers λ, volumes, shape matching and collider meshes;
 //! - the solver: per-particle contact and frame-motion arrays, the self-collision
-//!   structures of colliding objects, and the fluids' buffers and neighbour lists;
+//!   structures of colliding objects, the fluids' buffers and neighbour lists, and their
+//!   surface reconstruction;
 //! - with `solver = "projective"`, its factor (sized by the symbolic analysis), the matrix
 //!   and the per-substep buffers;
 //! - frame output, when there is any: the snapshots handed to the writer thread, its copy of
@@ -106,8 +107,26 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
         let fluid: usize = model.fluids.iter().map(|b| b.particles.len()).sum();
         bytes += fluid * FLUID_SEARCH_BYTES;
     }
+    let with_surface = (model.objects.iter())
+        .filter(|o| o.fluid_surface.is_some())
+        .map(|o| o.particles.len());
+    let with_surface: Vec<usize> = with_surface.collect();
+    if !with_surface.is_empty() {
+        bytes += FLUID_SURFACE_WORKSPACE + with_surface.iter().sum::<usize>() * FLUID_SURFACE_BYTES;
+    }
     bytes
 }
+
+/// Fluid surfaces (`fluid.surface`): splashsurf's dense subdomain grids, a few MiB per thread
+/// whatever the particle count. With [`FLUID_SURFACE_BYTES`], calibrated on
+/// scenes/dam_break.toml (+14 MiB at 1 thread, +17 at 2, for 3 840 particles) and
+/// scenes/bench/dam-100k.toml (+44 and +54 MiB).
+const FLUID_SURFACE_WORKSPACE: usize = 14 << 20;
+
+/// Per particle of a fluid with a surface: its density, neighbours and subdomain lists in
+/// splashsurf, the velocity interpolation's tree, and the mesh (about two triangles per
+/// particle at the surface) in the solver and in the writer's snapshot.
+const FLUID_SURFACE_BYTES: usize = 400;
 
 /// Per particle of a scene with fluids: density, λ, and the wall gradient, correction,
 /// vorticity and smoothed velocity (`FluidState`).

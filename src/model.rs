@@ -85,6 +85,9 @@ pub struct ObjectLayout {
     /// A fluid object's parameters (also in [`Model::fluids`], which the solver reads): the
     /// writers compute the per-vertex density from them.
     pub fluid: Option<crate::constraints::density::FluidBlock>,
+    /// A fluid object's surface reconstruction (`fluid.surface`), its mesh written as
+    /// [`surface_name`].
+    pub fluid_surface: Option<crate::mesh::fluid_surface::Reconstruction>,
 }
 
 /// A render mesh (SPEC §5): a finer mesh carried by a simulated surface, written in every
@@ -100,6 +103,24 @@ pub struct RenderMesh {
 /// The name an object's render mesh is written under: `<object>_render`.
 pub fn render_name(object: &str) -> String {
     format!("{object}_render")
+}
+
+/// The name a fluid object's reconstructed surface is written under: `<object>_surface`.
+pub fn surface_name(object: &str) -> String {
+    format!("{object}_surface")
+}
+
+/// Every name a scene's frame files carry: each object's, then `<object>_render` for each
+/// render mesh and `<object>_surface` for each fluid surface.
+pub fn written_names(objects: &[crate::scene::types::Object]) -> Vec<String> {
+    let names = objects.iter().map(|o| o.name.clone());
+    let render = (objects.iter())
+        .filter(|o| o.render_mesh.is_some())
+        .map(|o| render_name(&o.name));
+    let surface = (objects.iter())
+        .filter(|o| o.fluid.as_ref().is_some_and(|f| f.surface.is_some()))
+        .map(|o| surface_name(&o.name));
+    names.chain(render).chain(surface).collect()
 }
 
 /// What an object that can tear keeps to remake its constraints.

@@ -14,6 +14,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 use xpbd_sim::gates::{GateResult, GateTracker};
+use xpbd_sim::mesh::fluid_surface::reconstruct_all;
 use xpbd_sim::model::{kind_counts, Model};
 use xpbd_sim::output::checkpoint;
 use xpbd_sim::output::clobber::refuse_writing_over_inputs;
@@ -177,8 +178,9 @@ pub struct Ending {
     /// A stop signal and the last whole frame.
     stopped: Option<(Stop, u64)>,
     checkpoint_error: Option<anyhow::Error>,
-    /// A frame record that could not be encoded: the run stops without a summary.
-    unencodable: Option<anyhow::Error>,
+    /// A frame whose record could not be encoded or whose fluid surface could not be
+    /// reconstructed: the run stops without a summary, keeping the frames before it.
+    frame_failed: Option<anyhow::Error>,
 }
 
 impl<'a> Shot<'a> {
@@ -441,7 +443,22 @@ impl<'a> Shot<'a> {
                 }
                 ending.simulated += 1;
             }
-            let diagnostics = measure(solver);
+            let mut diagnostics = measure(solver);
+            let model = &solver.model;
+            let (x, v) = (&model.particles.x, solver.output_velocities());
+            let surfaces = (solver.pool()).install(|| reconstruct_all(&model.objects, x, v));
+            let surfaces = match surfaces {
+                Ok(surfaces) => surfaces,
+                Err(e) => {
+                    let kept = format!(
+                        "frames before it are complete in {}",
+                        shown_path(&self.out_dir)
+                    );
+                    ending.frame_failed = Some(e.context(format!("frame {frame} ({kept})")));
+                    break;
+                }
+            };
+            diagnostics.count_surface_triangles(&model.objects, &surfaces);
             ending.simulation += frame_start.elapsed();
             let record = FrameRecord {
                 kind: "frame",
@@ -455,7 +472,7 @@ impl<'a> Shot<'a> {
             let line = match to_line(&record) {
                 Ok(line) => line,
                 Err(e) => {
-                    ending.unencodable = Some(e);
+                    ending.frame_failed = Some(e);
                     break;
                 }
             };
@@ -474,6 +491,7 @@ impl<'a> Shot<'a> {
                     solver.output_velocities(),
                     line,
                     changed,
+                    surfaces,
                 )
                 .is_err()
             {
@@ -518,7 +536,7 @@ impl<'a> Shot<'a> {
             diverged,
             stopped,
             checkpoint_error,
-            unencodable,
+            frame_failed,
         } = ending;
         let waited = writer.waited;
         let report = writer.finish();
@@ -529,7 +547,7 @@ impl<'a> Shot<'a> {
         if let Some(lost) = write_error.and_then(|e| folder_lock.lost_during_run(e)) {
             return Err(Failure::Run(lost));
         }
-        if let Some(error) = unencodable {
+        if let Some(error) = frame_failed {
             return Err(Failure::Run(error));
         }
         let mut stats = report.stats;

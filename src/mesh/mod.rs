@@ -3,6 +3,7 @@
 //! output vertex `k` is input vertex `k` and a polygon stays a polygon in every frame.
 
 pub mod binding;
+pub mod fluid_surface;
 pub mod normals;
 pub mod obj;
 pub mod ply;

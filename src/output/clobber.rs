@@ -35,12 +35,7 @@ impl<'a> OutputNames<'a> {
     /// What a run of `scene` (read from a file of stem `stage`) writes into `dir`.
     fn new(scene: &'a SceneFile, stage: String, dir: &'a Path) -> Self {
         let simulation = &scene.simulation;
-        let mut objects: Vec<String> = scene.objects.iter().map(|o| o.name.clone()).collect();
-        objects.extend(
-            (scene.objects.iter())
-                .filter(|o| o.render_mesh.is_some())
-                .map(|o| crate::model::render_name(&o.name)),
-        );
+        let objects = crate::model::written_names(&scene.objects);
         OutputNames {
             dir,
             stats: &scene.output.stats,

@@ -18,8 +18,9 @@ use super::run_files::{self, RecordLayout, RunFileOptions, RunFiles};
 use super::stage::StageOptions;
 use super::surface::Surface;
 use super::{obj, ply};
+use crate::mesh::fluid_surface::FluidSurfaceMesh;
 use crate::mesh::normals::{slot_normals, vertex_normals};
-use crate::model::{render_name, Model, ObjectLayout};
+use crate::model::{render_name, surface_name, Model, ObjectLayout};
 use crate::scene::types::{Format, RopeTube, SceneFile, UpAxis};
 use anyhow::Result;
 use glam::DVec3;
@@ -290,11 +291,15 @@ impl FrameWriter {
         &self.options
     }
 
-    /// Whether every frame file of frame `frame` (each written mesh, each per-frame format)
-    /// exists.
+    /// Whether every frame file of frame `frame` (each written mesh and fluid surface, each
+    /// per-frame format) exists.
     pub fn frame_on_disk(&self, objects: &[ObjectLayout], frame: u64) -> bool {
-        written_meshes(objects).iter().all(|mesh| {
-            let stem = naming::render(&self.options.name_template, &mesh.name, frame);
+        let meshes = written_meshes(objects).into_iter().map(|m| m.name);
+        let surfaces = (objects.iter())
+            .filter(|o| o.fluid_surface.is_some())
+            .map(|o| surface_name(&o.name));
+        meshes.chain(surfaces).all(|name| {
+            let stem = naming::render(&self.options.name_template, &name, frame);
             let mut formats = self.options.formats.iter().filter(|f| f.per_frame());
             formats.all(|format| {
                 let name = format!("{stem}.{}", format.extension());
@@ -373,6 +378,63 @@ impl FrameWriter {
         }
         if let Some(run_files) = &mut self.run_files {
             bytes += run_files.end_frame()?;
+        }
+        Ok(bytes)
+    }
+}
+
+impl FrameWriter {
+    /// Writes each fluid surface as `<object>_surface` in the per-frame formats (its topology
+    /// is new every frame, so the whole-run formats, which need one topology, leave it out);
+    /// returns the bytes written.
+    pub fn write_fluid_surfaces(
+        &mut self,
+        objects: &[ObjectLayout],
+        surfaces: &[FluidSurfaceMesh],
+        frame: u64,
+    ) -> Result<u64> {
+        let mut bytes = 0;
+        let options = &self.options;
+        for fluid in surfaces {
+            let name = surface_name(&objects[fluid.object].name);
+            let surface = Surface::fluid(fluid);
+            let with_normals = options.normals && !fluid.triangles.is_empty();
+            let normals = &mut self.scratch.normals;
+            if with_normals {
+                let faces = &surface.mesh;
+                let (indices, offsets) = (&faces.face_indices, &faces.face_offsets);
+                vertex_normals(&fluid.positions, indices, offsets, normals);
+            }
+            let normals = with_normals.then_some(&normals[..]);
+            let data = VertexData {
+                positions: &fluid.positions,
+                normals,
+                obj_normals: normals,
+                velocities: options.velocities.then_some(&fluid.velocities[..]),
+                uvs: None,
+                ids: None,
+                densities: None,
+                up_axis: options.up_axis,
+            };
+            let stem = naming::render(&options.name_template, &name, frame);
+            for &format in &options.formats {
+                self.buffer.clear();
+                match format {
+                    Format::Obj => {
+                        let (uvs, faces) = obj::constant(&surface, with_normals);
+                        obj::encode(&mut self.buffer, &name, &data, (&uvs, &faces));
+                    }
+                    Format::Ply => {
+                        let properties = (with_normals, false);
+                        let (header, faces) = ply::constant(&name, &surface, options, properties);
+                        ply::encode(&mut self.buffer, &data, (&header, &faces));
+                    }
+                    _ => continue, // one topology for the whole run: not a fluid surface
+                }
+                let path = options.dir.join(format!("{stem}.{}", format.extension()));
+                write_atomically(&path, &self.buffer)?;
+                bytes += self.buffer.len() as u64;
+            }
         }
         Ok(bytes)
     }

@@ -8,12 +8,14 @@
 //!   uses, which importers drop, shifting indices (and then OBJ and PLY of one frame disagree).
 //! - A rope with `output.rope_tube`: the tube of [`crate::mesh::tube`], every tube vertex
 //!   following the rope vertex it rings.
+//! - A fluid's reconstructed surface (`<object>_surface`): its own mesh, new every frame.
 //! - An object's render mesh ([`crate::model::RenderMesh`], written as `<object>_render`): its
 //!   own topology, UVs and smoothing, its vertices placed by the binding from the object's.
 //!
 //! Per-vertex data (positions, velocities, PLY `id`) goes through [`Surface::source`], so it
 //! follows whatever vertices are kept, dropped or repeated.
 
+use crate::mesh::fluid_surface::FluidSurfaceMesh;
 use crate::mesh::normals::NormalSlots;
 use crate::mesh::tube::Tube;
 use crate::mesh::{CornerUvs, Mesh};
@@ -123,6 +125,24 @@ impl Surface {
         }
     }
 
+    /// A fluid's reconstructed surface in one frame: its own triangles over its own vertices.
+    pub fn fluid(surface: &FluidSurfaceMesh) -> Self {
+        let mut mesh = Mesh::new();
+        for t in &surface.triangles {
+            mesh.face_indices.extend_from_slice(t);
+            mesh.face_offsets.push(mesh.face_indices.len() as u32);
+        }
+        Surface {
+            source: (0..surface.positions.len() as u32).collect(),
+            identity: true,
+            ids: None,
+            mesh,
+            slots: None,
+            tube: None,
+            carried: None,
+        }
+    }
+
     fn tube(object: &ObjectLayout, options: &RopeTube) -> Self {
         let topology = &object.topology;
         let tube = Tube::new(
@@ -199,6 +219,7 @@ mod tests {
             animation: None,
             pinned_to: None,
             fluid: None,
+            fluid_surface: None,
             pivot: glam::DVec3::ZERO,
             rest_volume: None,
             count_self_intersections: false,

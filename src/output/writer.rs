@@ -9,6 +9,7 @@
 
 use super::frame::FrameWriter;
 use super::stats::StatsLog;
+use crate::mesh::fluid_surface::FluidSurfaceMesh;
 use crate::model::ObjectLayout;
 use anyhow::{anyhow, Context, Result};
 use glam::DVec3;
@@ -23,6 +24,8 @@ struct Snapshot {
     stats_line: String,
     /// New object layouts when the topology changed (tearing) since the last frame.
     objects: Option<Vec<ObjectLayout>>,
+    /// The frame's reconstructed fluid surfaces (`fluid.surface`).
+    surfaces: Vec<FluidSurfaceMesh>,
 }
 
 /// What the writer thread did, returned when it finishes.
@@ -80,6 +83,7 @@ impl BackgroundWriter {
         v: &[DVec3],
         stats_line: String,
         objects: Option<Vec<ObjectLayout>>,
+        surfaces: Vec<FluidSurfaceMesh>,
     ) -> Result<()> {
         let mut snapshot = self.recycled.try_recv().unwrap_or(Snapshot {
             frame,
@@ -87,8 +91,14 @@ impl BackgroundWriter {
             v: Vec::new(),
             stats_line: String::new(),
             objects: None,
+            surfaces: Vec::new(),
         });
         snapshot.objects = objects;
+        snapshot.surfaces = if self.writes_files {
+            surfaces
+        } else {
+            Vec::new()
+        };
         snapshot.frame = frame;
         snapshot.x.clear();
         snapshot.v.clear();
@@ -131,6 +141,10 @@ fn write_loop(
         let start = Instant::now();
         let written = files
             .write_frame(&objects, &snapshot.x, &snapshot.v, snapshot.frame)
+            .and_then(|b| {
+                let surfaces = &snapshot.surfaces;
+                Ok(b + files.write_fluid_surfaces(&objects, surfaces, snapshot.frame)?)
+            })
             .and_then(|b| stats.write_line(&snapshot.stats_line).map(|()| b))
             .with_context(|| format!("frame {}", snapshot.frame));
         busy += start.elapsed();

@@ -15,6 +15,7 @@ use crate::constraints::tet_volume::{tet_volume, TetVolumeConstraint};
 use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
 use crate::constraints::{Material, Materials};
 use crate::generate::{generate, BendingKind, Generated, Recipe, Source};
+use crate::mesh::fluid_surface::Reconstruction;
 use crate::mesh::{obj, ply, primitives, tetgen, Mesh, MAX_VERTICES};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
 use crate::output::naming;
@@ -176,6 +177,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             triangles,
             topology: mesh,
             fluid: None,
+            fluid_surface: None,
         });
         if let Some(layout) = objects.last_mut() {
             layout.rest_volume = rest_volume(layout, &particles.x);
@@ -193,6 +195,10 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             );
             if let Some(layout) = objects.last_mut() {
                 layout.fluid = Some(block.clone());
+                layout.fluid_surface = (fluid.surface.as_ref()).map(|s| Reconstruction {
+                    spacing: fluid.spacing,
+                    resolution: s.resolution,
+                });
             }
             fluids.push(block);
         }

@@ -8,6 +8,7 @@
 
 use super::types::{Fluid, Object, SolverKind};
 use super::validate::Report;
+use crate::mesh::fluid_surface::RESOLUTIONS;
 use crate::mesh::{Mesh, MAX_VERTICES};
 use glam::DVec3;
 
@@ -106,14 +107,17 @@ pub fn check(object: &Object, fluid: &Fluid, key: &str, solver: SolverKind, repo
         );
     }
     if let Some(surface) = &fluid.surface {
-        report.error(
-            format!("{table}.surface"),
-            format!(
-                "surface reconstruction (resolution {}) is not built yet: remove `surface` and \
-                 write the particles (issue 16)",
-                surface.resolution
-            ),
-        );
+        if !RESOLUTIONS.contains(&surface.resolution) {
+            report.error(
+                format!("{table}.surface.resolution"),
+                format!(
+                    "must be from {} to {} marching-cubes cells per spacing, got {}",
+                    RESOLUTIONS.start(),
+                    RESOLUTIONS.end(),
+                    surface.resolution
+                ),
+            );
+        }
     }
     if object.density.is_none() {
         report.error(

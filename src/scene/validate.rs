@@ -241,13 +241,8 @@ fn output(scene: &SceneFile, report: &mut Report) {
             );
         }
     }
-    let render_names: Vec<String> = (scene.objects.iter())
-        .filter(|o| o.render_mesh.is_some())
-        .map(|o| crate::model::render_name(&o.name))
-        .collect();
-    let names: Vec<&str> = (scene.objects.iter().map(|o| o.name.as_str()))
-        .chain(render_names.iter().map(String::as_str))
-        .collect();
+    let written = crate::model::written_names(&scene.objects);
+    let names: Vec<&str> = written.iter().map(String::as_str).collect();
     let first = scene.simulation.start_frame;
     let last = first.saturating_add(scene.simulation.frames.max(1) - 1);
     if let Err(message) = naming::check_names(&out.name, &names, first, last) {

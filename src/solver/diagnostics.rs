@@ -81,6 +81,25 @@ pub struct ObjectFigures {
     pub max_density_error: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fluid_particles: Option<usize>,
+    /// Fluids with `surface`: the reconstructed surface's triangles
+    /// ([`FrameDiagnostics::count_surface_triangles`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub surface_triangles: Option<usize>,
+}
+
+impl FrameDiagnostics {
+    /// Records each reconstructed fluid surface's triangle count with its object's figures.
+    pub fn count_surface_triangles(
+        &mut self,
+        objects: &[crate::model::ObjectLayout],
+        surfaces: &[crate::mesh::fluid_surface::FluidSurfaceMesh],
+    ) {
+        for surface in surfaces {
+            if let Some(figures) = self.objects.get_mut(&objects[surface.object].name) {
+                figures.surface_triangles = Some(surface.triangles.len());
+            }
+        }
+    }
 }
 
 /// Elements per chunk of a reduction. Fixed (not derived from the thread count) so every sum
@@ -352,6 +371,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
                     mean_density_error: fluid.map(|(_, f)| f.mean_density_error),
                     max_density_error: fluid.map(|(_, f)| f.max_density_error),
                     fluid_particles: fluid.map(|(_, f)| f.particles),
+                    surface_triangles: None,
                 };
                 (o.name.clone(), figures)
             })

@@ -145,3 +145,19 @@ pub fn files_with_extension(
         })
         .collect()
 }
+
+/// Triangles of an OBJ file (faces fanned), 0-based.
+pub fn obj_triangles(path: &std::path::Path) -> Vec<[usize; 3]> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut triangles = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("f ")) {
+        let corners: Vec<usize> = line[2..]
+            .split_whitespace()
+            .map(|c| c.split('/').next().unwrap().parse::<usize>().unwrap() - 1)
+            .collect();
+        for k in 1..corners.len() - 1 {
+            triangles.push([corners[0], corners[k], corners[k + 1]]);
+        }
+    }
+    triangles
+}

@@ -1,6 +1,7 @@
 //! Issue 16: position-based fluids against answers known in advance — a column settling to
 //! its volume over the tank's area, a closed tank keeping every particle, a dam break's front,
-//! momentum without gravity — and the same bytes on any thread count and after a resume.
+//! momentum without gravity — and the same bytes on any thread count and after a resume; the
+//! reconstructed surface closed, outward and holding the water's volume.
 
 use crate::common::*;
 
@@ -66,12 +67,23 @@ fn a_column_settles_to_its_volume_over_the_tank_area_and_comes_to_rest() {
     );
 }
 
+/// `scene` with a reconstructed surface of `resolution` cells per spacing on its water.
+fn with_surface(scene: &str, resolution: f64) -> String {
+    let surface = format!("viscosity = 0.01, surface = {{ resolution = {resolution} }} }}");
+    scene.replace("viscosity = 0.01 }", &surface)
+}
+
 #[test]
 fn nothing_leaves_a_closed_tank_and_threads_and_resumes_give_the_same_bytes() {
+    let scene = with_surface(&tank(16, true), 2.0);
     let reference = Workspace::new();
-    reference.run_ok(&tank(16, true), &["--threads", "1"]);
+    reference.run_ok(&scene, &["--threads", "1"]);
     let expected = files_with_extension(&reference.out(), "obj");
-    assert_eq!(expected.len(), 16);
+    assert_eq!(
+        expected.len(),
+        32,
+        "16 frames of particles and of the surface"
+    );
     for frame in 1..=16 {
         let x = obj_positions(&reference.out().join(format!("water.{frame:04}.obj")));
         let inside = |p: &[f64; 3]| {
@@ -85,21 +97,71 @@ fn nothing_leaves_a_closed_tank_and_threads_and_resumes_give_the_same_bytes() {
         );
     }
     let ws = Workspace::new();
-    ws.run_ok(&tank(16, true), &["--threads", "2", "--keep-checkpoints"]);
+    ws.run_ok(&scene, &["--threads", "2", "--keep-checkpoints"]);
     assert!(
         files_with_extension(&ws.out(), "obj") == expected,
         "2 threads differ from 1"
     );
     // As if killed after frame 14, past the checkpoint at 8.
     for frame in 9..=16 {
-        std::fs::remove_file(ws.out().join(format!("water.{frame:04}.obj"))).unwrap();
+        for name in ["water", "water_surface"] {
+            std::fs::remove_file(ws.out().join(format!("{name}.{frame:04}.obj"))).unwrap();
+        }
     }
-    ws.run_ok(&tank(16, true), &["--threads", "2", "--resume"]);
+    ws.run_ok(&scene, &["--threads", "2", "--resume"]);
     assert!(stats(&ws.out()).iter().any(|r| r["type"] == "resume"));
     assert!(
         files_with_extension(&ws.out(), "obj") == expected,
         "the resume differs"
     );
+}
+
+#[test]
+fn a_settled_column_has_a_closed_outward_surface_holding_its_volume() {
+    let ws = Workspace::new();
+    ws.run_ok(&with_surface(&tank(48, false), 2.0), &[]);
+    let path = ws.out().join("water_surface.0048.obj");
+    let x = obj_positions(&path);
+    let triangles = obj_triangles(&path);
+    let records = frame_records(&ws.out());
+    let counted = &records.last().unwrap()["objects"]["water"]["surface_triangles"];
+    assert_eq!(counted.as_u64(), Some(triangles.len() as u64));
+    // Closed and consistently wound: every directed edge once, and its reverse once.
+    let mut edges = std::collections::BTreeMap::new();
+    for t in &triangles {
+        for e in 0..3 {
+            *edges.entry((t[e], t[(e + 1) % 3])).or_insert(0) += 1;
+        }
+    }
+    for (&(a, b), &count) in &edges {
+        assert!(count == 1 && edges.get(&(b, a)) == Some(&1), "edge {a}-{b}");
+    }
+    // Outward (a positive signed volume) and holding the water: 2 048 × 0.025³ = 0.032 m³.
+    let cross = |u: [f64; 3], v: [f64; 3]| {
+        [
+            u[1] * v[2] - u[2] * v[1],
+            u[2] * v[0] - u[0] * v[2],
+            u[0] * v[1] - u[1] * v[0],
+        ]
+    };
+    let volume: f64 = (triangles.iter())
+        .map(|t| {
+            let c = cross(x[t[1]], x[t[2]]);
+            (0..3).map(|i| x[t[0]][i] * c[i]).sum::<f64>() / 6.0
+        })
+        .sum();
+    assert!((volume / 0.032 - 1.0).abs() < 0.05, "{volume} m³");
+    // It wraps the particles: every vertex within 1.5 spacings of one, and no further than a
+    // fifth of a spacing beyond the tank's walls.
+    let particles = obj_positions(&ws.out().join("water.0048.obj"));
+    for p in &x {
+        let nearest = (particles.iter().map(|q| distance(*p, *q))).fold(f64::MAX, f64::min);
+        assert!(
+            nearest < 1.5 * 0.025,
+            "a surface vertex {nearest} m from the water"
+        );
+    }
+    assert!(x.iter().flatten().all(|&c| (-0.005..=0.405).contains(&c)));
 }
 
 #[test]
@@ -187,6 +249,10 @@ fn bad_fluid_tables_are_refused_with_the_key() {
         (
             "fluid = { box = { min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }, spacing = 0.1, viscosity = 2.0 }",
             "object[0].fluid.viscosity",
+        ),
+        (
+            "fluid = { box = { min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }, spacing = 0.1, surface = { resolution = 100.0 } }",
+            "object[0].fluid.surface.resolution",
         ),
         (
             "fluid = { box = { min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }, spacing = 0.1 }\nstretch = {}",

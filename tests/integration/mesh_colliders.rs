@@ -151,22 +151,6 @@ fn pins_attached_to_a_mesh_sequence_ride_its_surface() {
     }
 }
 
-/// Triangles of an OBJ file (faces fanned), 0-based.
-fn obj_triangles(path: &std::path::Path) -> Vec<[usize; 3]> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut triangles = Vec::new();
-    for line in text.lines().filter(|l| l.starts_with("f ")) {
-        let corners: Vec<usize> = line[2..]
-            .split_whitespace()
-            .map(|c| c.split('/').next().unwrap().parse::<usize>().unwrap() - 1)
-            .collect();
-        for k in 1..corners.len() - 1 {
-            triangles.push([corners[0], corners[k], corners[k + 1]]);
-        }
-    }
-    triangles
-}
-
 /// Whether segment `p–q` passes through the interior of triangle `abc` (Möller–Trumbore).
 fn segment_crosses(p: [f64; 3], q: [f64; 3], [a, b, c]: [[f64; 3]; 3]) -> bool {
     let sub = |u: [f64; 3], v: [f64; 3]| [u[0] - v[0], u[1] - v[1], u[2] - v[2]];
