@@ -77,6 +77,7 @@ pub fn dispatch(command: Command) -> Result<Outcome, Failure> {
             size,
             sheet,
         } => preview(&dir, every, size, sheet),
+        Command::Wedge(args) => crate::wedge_cmd::dispatch(&args),
     }
 }
 
@@ -189,7 +190,7 @@ pub struct Prepared {
     pub warnings: Vec<String>,
 }
 
-fn prepare(
+pub fn prepare(
     path: &Path,
     overrides: &[String],
     adjust: impl FnOnce(&mut SceneFile),

@@ -80,6 +80,79 @@ pub enum Command {
         #[arg(long)]
         sheet: bool,
     },
+    /// Run one scene many times: the cartesian product of the --vary values, each task an
+    /// ordinary `run` with those --set values into DIR/<task>/, described in DIR/wedge.json;
+    /// here --jobs at a time, or on a Slurm farm as an array job with --submit slurm. Running
+    /// the same wedge again resumes unfinished tasks and skips finished ones.
+    ///
+    /// Example: xpbd-sim wedge scenes/drape.toml --vary object.cloth.bending.compliance=1,50
+    /// --vary collider.ball.friction=0.2,0.5 --out wedges/drape --jobs 2
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+    Wedge(WedgeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WedgeArgs {
+    #[command(subcommand)]
+    pub action: Option<WedgeAction>,
+    /// The scene file (TOML).
+    #[arg(required = true)]
+    pub scene: Option<PathBuf>,
+    /// A scene key and the values it takes, `KEY=V1,V2,...` (keys as for --set; commas
+    /// inside [..] or quotes do not split). Repeat for more keys: every combination is a task.
+    #[arg(long = "vary", value_name = "KEY=V1,V2,...", required = true)]
+    pub vary: Vec<String>,
+    /// A --set given to every task (before the varied ones). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// The wedge's directory (default: the scene's output.dir with `-wedge` appended).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Tasks run at once on this machine, the cores shared among them.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
+    /// Submit the tasks to a farm instead of running them here.
+    #[arg(long, value_enum, value_name = "FARM")]
+    pub submit: Option<Farm>,
+    /// The Slurm partition (default: the cluster's default).
+    #[arg(long, value_name = "P", requires = "submit")]
+    pub partition: Option<String>,
+    /// Each task's time limit in Slurm's format (HH:MM:SS, D-HH…; default: the partition's).
+    #[arg(long, value_name = "T", requires = "submit")]
+    pub time: Option<String>,
+    /// CPUs per task (each run's --threads).
+    #[arg(long, value_name = "N", requires = "submit", default_value_t = 1)]
+    pub cpus: u32,
+    /// Write DIR/wedge.sbatch (and wedge.json) but do not submit it.
+    #[arg(long, requires = "submit")]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum Farm {
+    Slurm,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WedgeAction {
+    /// One row per task of the wedge in DIR: its values, state (pending, running, done,
+    /// failed, gate broken), frames written, wall time, largest edge strain and penetration,
+    /// self-intersections, last kinetic energy and gates.
+    Status {
+        /// The wedge's directory (holding wedge.json).
+        dir: PathBuf,
+        /// Print JSON (one object with every row) instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Print CSV for spreadsheets instead of a table.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+        /// Order the rows by a column (task, state, frames, wall_s, max_strain,
+        /// max_penetration, self_intersections, kinetic_energy, gates, or a varied key);
+        /// a leading `-` sorts descending.
+        #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
+        sort: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

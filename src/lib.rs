@@ -19,3 +19,4 @@ pub mod preview;
 pub mod quote;
 pub mod scene;
 pub mod solver;
+pub mod wedge;

@@ -15,6 +15,7 @@ mod app;
 mod cli;
 mod shot;
 mod signals;
+mod wedge_cmd;
 
 use clap::Parser;
 use std::io::Write;

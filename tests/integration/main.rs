@@ -26,3 +26,4 @@ mod scenes;
 mod self_collision;
 mod tearing;
 mod usd_stage;
+mod wedges;
