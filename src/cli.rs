@@ -152,6 +152,10 @@ pub enum WedgeAction {
         /// a leading `-` sorts descending.
         #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
         sort: Option<String>,
+        /// Also write DIR/contact_sheet.png: the last frame written of every task, in the
+        /// table's order, each labelled with its task.
+        #[arg(long)]
+        sheet: bool,
     },
 }
 

@@ -13,6 +13,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use xpbd_sim::output::preview;
 use xpbd_sim::quote::shown_path;
 use xpbd_sim::scene::load::load;
 use xpbd_sim::wedge::plan::{Plan, Task, Variation};
@@ -26,7 +27,14 @@ pub fn dispatch(args: &WedgeArgs) -> Result<Outcome, Failure> {
             json,
             csv,
             sort,
-        }) => show_status(dir, (*json, *csv), sort.as_deref()),
+            sheet,
+        }) => {
+            let outcome = show_status(dir, (*json, *csv), sort.as_deref())?;
+            if *sheet {
+                contact_sheet(dir, sort.as_deref())?;
+            }
+            Ok(outcome)
+        }
         None => wedge(args),
     }
 }
@@ -399,4 +407,36 @@ fn show_status(
     use std::io::Write as _;
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(Outcome::Success)
+}
+
+/// Size of one task's picture on the contact sheet.
+const SHEET_TILE: [u32; 2] = [320, 180];
+
+/// `wedge status DIR --sheet`: the last frame of every task that has one, in the table's
+/// order, tiled into `DIR/contact_sheet.png`.
+fn contact_sheet(dir: &Path, sort: Option<&str>) -> Result<(), Failure> {
+    let plan = Plan::read(dir).map_err(Failure::Input)?;
+    let mut rows = status::rows(dir, &plan);
+    if let Some(column) = sort {
+        status::sort(&mut rows, column, &plan).map_err(Failure::Input)?;
+    }
+    let mut images = Vec::new();
+    for row in rows.iter().filter(|r| r.frames > 0) {
+        let task = &plan.tasks[row.index];
+        let label: String = task.name.chars().take(48).collect();
+        let image = preview::last_frame(&plan.task_dir(dir, task), SHEET_TILE, &label)
+            .with_context(|| format!("task {}", task.name))
+            .map_err(Failure::Run)?;
+        images.extend(image);
+    }
+    if images.is_empty() {
+        return Err(input("no task has written a frame yet: no contact sheet"));
+    }
+    let columns = (images.len() as f64).sqrt().ceil() as u32;
+    let sheet = xpbd_sim::preview::contact_sheet(&images, columns);
+    let path = dir.join("contact_sheet.png");
+    let png = xpbd_sim::preview::encode_png(&sheet);
+    xpbd_sim::output::durable::write_atomically(&path, &png).map_err(Failure::Run)?;
+    say!("contact sheet {}", shown_path(&path));
+    Ok(())
 }

@@ -5,7 +5,7 @@
 set -uo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 log()  { printf '[smoke] %s\n' "$*" >&2; }
-fail() { log "FAIL: $*"; [ -n "${J2:-}" ] && scancel "$J2" 2>/dev/null; exit 1; }
+fail() { log "FAIL: $*"; for j in ${J2:-} ${J3:-}; do scancel "$j" 2>/dev/null; done; exit 1; }
 now()  { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
 # wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds
@@ -63,6 +63,8 @@ grep -q 'start restart=1' "$D/sig_1" || fail "SLURM_RESTART_COUNT not 1 on rerun
 scontrol show job "${J2}_1" | grep -q 'Restarts=1' || fail "Restarts != 1"
 log "output file after requeue: $(tr '\n' '|' <"$D/b_1.out")"
 
+scancel "$J2"; wait_for 60 queue_empty "$J2"
+
 # --- 4. a task that ignores SIGTERM is SIGKILLed after KillWait ------------
 cat >"$D/stubborn.sh" <<'JOB'
 #!/bin/bash
@@ -84,7 +86,5 @@ log "task ignoring SIGTERM: killed after $(since "$t3") s (KillWait=$kw)"
 grep -q '^TERM' "$D/stubborn" || fail "stubborn task saw no SIGTERM"
 grep -q '^end' "$D/stubborn" && fail "stubborn task ran to completion"
 
-scancel "$J2"; wait_for 60 queue_empty "$J2"
-J2=""
 rm -rf "$D"
 log "OK"

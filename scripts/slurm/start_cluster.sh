@@ -10,7 +10,7 @@
 #
 # Environment overrides (all optional):
 #   SLURM_CI_CPUS      CPUs to give the node       (default: nproc)
-#   SLURM_CI_MEM_MB    RealMemory of the node, MB  (default: free -m total minus headroom)
+#   SLURM_CI_MEM_MB    RealMemory of the node, MB  (default: MemTotal minus max(10%, 512 MB))
 #   SLURM_CI_KILLWAIT  seconds between SIGTERM and SIGKILL on cancel (default: 10)
 #   SLURM_CI_CRED_EXPIRE  job credential lifetime, s (default: 10, min 5); a
 #                      requeued job is held this long (+1 s) before it may run
@@ -39,8 +39,10 @@ skip() { printf '[start_cluster] SKIP: %s\n' "$*" >&2; exit "$SKIP"; }
 
 diagnostics() {
     log "---- diagnostics ----"
+    local f n
     for f in "$LOG_DIR/slurmctld.log" "$LOG_DIR/slurmd.log" /var/log/munge/munged.log; do
-        [ -f "$f" ] && { echo "== tail -n 30 $f" >&2; tail -n 30 "$f" >&2; }
+        n=30; [ "$f" = /var/log/munge/munged.log ] && n=10
+        [ -f "$f" ] && { echo "== tail -n $n $f" >&2; tail -n "$n" "$f" >&2; }
     done
     echo "== processes" >&2
     ps -eo pid,user,args 2>/dev/null | grep -E '[m]unged|[s]lurmctld|[s]lurmd' >&2
@@ -56,6 +58,8 @@ pid_alive() { # pidfile
 }
 
 # ---------------------------------------------------------------- preflight
+# daemons live in /usr/sbin, which is not always on PATH in CI shells
+export PATH="$PATH:/usr/sbin:/sbin"
 [ "$(id -u)" -eq 0 ] || skip "must run as root to start slurmctld/slurmd/munged (uid=$(id -u))"
 [ "$(uname -s)" = Linux ] || skip "Slurm daemons need Linux (got $(uname -s))"
 
@@ -70,10 +74,8 @@ if ! command -v slurmctld >/dev/null 2>&1 || ! command -v slurmd >/dev/null 2>&1
     fi
     command -v slurmctld >/dev/null 2>&1 || skip "slurmctld still missing after apt-get install"
 fi
-# nice to have: sbin dirs on PATH for non-login shells
-export PATH="$PATH:/usr/sbin:/sbin"
 
-NODE=$(hostname -s 2>/dev/null || hostname)
+NODE=$(hostname -s 2>/dev/null || cut -d. -f1 /proc/sys/kernel/hostname)
 [ -n "$NODE" ] || die "cannot determine hostname"
 
 # ---------------------------------------------------------------- munge
@@ -119,10 +121,16 @@ CPUS=${SLURM_CI_CPUS:-$(nproc)}
 if [ -n "${SLURM_CI_MEM_MB:-}" ]; then
     MEM=$SLURM_CI_MEM_MB
 else
-    total=$(free -m | awk '/^Mem:/ {print $2}')
+    total=$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)   # MB (same as free -m)
     headroom=$(( total / 10 )); [ "$headroom" -lt 512 ] && headroom=512
     MEM=$(( total - headroom )); [ "$MEM" -lt 256 ] && MEM=256
 fi
+
+for v in CPUS MEM KILLWAIT CRED_EXPIRE TIMEOUT; do
+    case "${!v}" in ''|*[!0-9]*) die "$v='${!v}' is not a non-negative integer" ;; esac
+done
+[ "$CPUS" -ge 1 ] || die "CPUS must be >= 1"
+[ "$CRED_EXPIRE" -ge 5 ] || die "SLURM_CI_CRED_EXPIRE must be >= 5 (Slurm minimum)"
 
 mkdir -p "$CONF_DIR" "$LOG_DIR" "$CTLD_STATE" "$SLURMD_SPOOL"
 new_conf=$(mktemp)

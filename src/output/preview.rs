@@ -147,6 +147,11 @@ impl Previewer {
 
     /// Renders frame `frame` from every written mesh's positions in the written axes.
     pub fn render(&self, frame: u64, written: &[Vec<[f32; 3]>]) -> Image {
+        self.render_labelled(frame, written, &format!("frame {frame:04}"))
+    }
+
+    /// [`Previewer::render`] with `label` at the top-left.
+    pub fn render_labelled(&self, frame: u64, written: &[Vec<[f32; 3]>], label: &str) -> Image {
         let mut meshes = Vec::new();
         for (k, (positions, (triangles, lines))) in written.iter().zip(&self.topology).enumerate() {
             meshes.push(PreviewMesh {
@@ -185,13 +190,7 @@ impl Previewer {
             });
         }
         let [width, height] = self.size;
-        preview::render(
-            &meshes,
-            &self.camera,
-            width,
-            height,
-            &format!("frame {frame:04}"),
-        )
+        preview::render(&meshes, &self.camera, width, height, label)
     }
 
     /// Renders and writes frame `frame`'s preview crash-safely; returns the bytes written.
@@ -251,46 +250,16 @@ pub fn remake(
     size: Option<[u32; 2]>,
     sheet: bool,
 ) -> Result<Remade> {
-    let scene = recorded_scene(dir)?;
-    let model = crate::scene::build::build(&scene)
-        .with_context(|| format!("cannot rebuild the scene {}", shown_path(&scene.path)))?
-        .model;
-    let mut preview = scene.file.output.preview.clone().unwrap_or(Preview {
-        every: 1,
-        size: [640, 360],
-    });
-    preview.every = every.unwrap_or(preview.every);
-    if let Some([w, h]) = size {
-        preview.size = [w as u64, h as u64];
-    }
-    ensure!(preview.every >= 1, "--every must be at least 1");
-    for side in preview.size {
-        ensure!(
-            (16..=MAX_SIZE as u64).contains(&side),
-            "--size must be from 16 to {MAX_SIZE} pixels a side, got {side}"
-        );
-    }
-    let stage = StageOptions::for_shot(&scene, &model);
-    let shot = PreviewShot::new(&scene, dir, &preview, &stage);
-    let writer = FrameWriter::new(FrameOptions::for_scene(
-        &scene.file,
-        dir.to_path_buf(),
-        stage,
-    ));
-    let meshes = writer.written_meshes(&model.objects);
-    let surfaces: Vec<&Surface> = meshes.iter().map(|(_, s)| s).collect();
-    let previewer = Previewer::new(&shot, &model, &surfaces);
-    let (first, count) = (
-        scene.file.simulation.start_frame,
-        scene.file.simulation.frames,
-    );
+    let cache = CachePreview::open(dir, every, size)?;
+    let (previewer, simulation) = (&cache.previewer, &cache.scene.file.simulation);
+    let (first, count) = (simulation.start_frame, simulation.frames);
     let mut remade = Remade {
         files: Vec::new(),
         sheet: None,
     };
     let mut images = Vec::new();
     for frame in (first..first.saturating_add(count)).filter(|&f| previewer.wants(f)) {
-        let Some(written) = read_frame(dir, &scene.file.output.name, &meshes, frame)? else {
+        let Some(written) = cache.read_frame(frame)? else {
             break; // the frames written end here
         };
         let image = previewer.render(frame, &written);
@@ -312,6 +281,77 @@ pub fn remake(
         remade.sheet = Some(previewer.write_sheet(&images)?);
     }
     Ok(remade)
+}
+
+/// The last frame of the cache in `dir` whose files and stats record are written, rendered
+/// at `size` with `label` (for a wedge's contact sheet); `None` before the first frame.
+pub fn last_frame(dir: &Path, size: [u32; 2], label: &str) -> Result<Option<Image>> {
+    let cache = CachePreview::open(dir, Some(1), Some(size))?;
+    let recorded = crate::output::stats::StatsLog::recorded_frames(&dir.join("stats.jsonl"))?;
+    let Some(&frame) = recorded.last() else {
+        return Ok(None);
+    };
+    let written = cache.read_frame(frame)?;
+    Ok(written.map(|w| {
+        cache
+            .previewer
+            .render_labelled(frame, &w, &format!("{label} {frame:04}"))
+    }))
+}
+
+/// A cache ready to preview: the scene its stats log records, its written meshes, and the
+/// previewer the run would have had.
+struct CachePreview {
+    dir: PathBuf,
+    scene: LoadedScene,
+    meshes: Vec<(String, Surface)>,
+    previewer: Previewer,
+}
+
+impl CachePreview {
+    /// The cache in `dir`, previewed every `every` frames at `size` (by default the scene's
+    /// `output.preview`, else every frame at 640 × 360).
+    fn open(dir: &Path, every: Option<u64>, size: Option<[u32; 2]>) -> Result<CachePreview> {
+        let scene = recorded_scene(dir)?;
+        let model = crate::scene::build::build(&scene)
+            .with_context(|| format!("cannot rebuild the scene {}", shown_path(&scene.path)))?
+            .model;
+        let mut preview = scene.file.output.preview.clone().unwrap_or(Preview {
+            every: 1,
+            size: [640, 360],
+        });
+        preview.every = every.unwrap_or(preview.every);
+        if let Some([w, h]) = size {
+            preview.size = [w as u64, h as u64];
+        }
+        ensure!(preview.every >= 1, "--every must be at least 1");
+        for side in preview.size {
+            ensure!(
+                (16..=MAX_SIZE as u64).contains(&side),
+                "--size must be from 16 to {MAX_SIZE} pixels a side, got {side}"
+            );
+        }
+        let stage = StageOptions::for_shot(&scene, &model);
+        let shot = PreviewShot::new(&scene, dir, &preview, &stage);
+        let writer = FrameWriter::new(FrameOptions::for_scene(
+            &scene.file,
+            dir.to_path_buf(),
+            stage,
+        ));
+        let meshes = writer.written_meshes(&model.objects);
+        let surfaces: Vec<&Surface> = meshes.iter().map(|(_, s)| s).collect();
+        let previewer = Previewer::new(&shot, &model, &surfaces);
+        Ok(CachePreview {
+            dir: dir.to_path_buf(),
+            scene,
+            meshes,
+            previewer,
+        })
+    }
+
+    fn read_frame(&self, frame: u64) -> Result<Option<Vec<Vec<[f32; 3]>>>> {
+        read_frame(&self.dir, &self.scene.file.output.name, &self.meshes, frame)
+    }
 }
 
 /// The scene a cache was made from: its stats log's run record names the file and holds the

@@ -275,6 +275,12 @@ fn status_sorts_by_a_column_and_refuses_an_unknown_one() {
         lines[2].starts_with("w000-ball.friction=0.2,0.2,done,4,"),
         "{csv}"
     );
+    // The contact sheet: both tasks' last frames, side by side.
+    assert_ok(&wedge(&ws, &["status", "w", "--sheet"]));
+    let png = std::fs::read(ws.path("w/contact_sheet.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    assert!(width >= 640, "{width} px wide for two 320 px tiles");
     let refused = wedge(&ws, &["status", "w", "--sort", "colour"]);
     assert_eq!(refused.status.code(), Some(2));
     let missing = wedge(&ws, &["status", "nowhere"]);
