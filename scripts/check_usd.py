@@ -7,7 +7,7 @@
 
 For each file: prints the stage metadata and, per root prim, its type, its point count and
 the points at the first and last time code (a few of them), and checks the contract: every
-root prim a Mesh or linear BasisCurves; topology valid (UsdGeomMesh.ValidateTopology, curve
+root prim a Mesh, linear BasisCurves or Points (fluids, one constant width); topology valid (UsdGeomMesh.ValidateTopology, curve
 vertex counts summing to the points); time samples at whole frame numbers inside
 start..end; per sample the same point count, `extent` equal to the points' bounding box,
 `velocities`/`normals` (interpolation vertex) one per point; `primvars:st` texCoord2f[]
@@ -68,7 +68,7 @@ def check_file(path):
         check(spec.specifier == Sdf.SpecifierDef, f"{where}: not a def")
         collider = prim.GetAttribute("userProperties:xpbd:collider")
         print(f"  {prim.GetPath()}: {kind}{'  (collider)' if collider and collider.Get() else ''}")
-        check(kind in ("Mesh", "BasisCurves"), f"{where}: type {kind}")
+        check(kind in ("Mesh", "BasisCurves", "Points"), f"{where}: type {kind}")
         geom = UsdGeom.PointBased(prim)
         times = geom.GetPointsAttr().GetTimeSamples()
         if not check(len(times) > 0, f"{where}: points have no time samples"):
@@ -114,6 +114,12 @@ def check_file(path):
                 check(st.GetInterpolation() == "faceVarying", f"{where}: st interpolation")
                 check(st.IsIndexed() and len(st_indices) == len(indices), f"{where}: st indices")
                 check(max(st_indices) < len(values_st) and min(st_indices) >= 0, f"{where}: st index range")
+        elif kind == "Points":
+            points = UsdGeom.Points(prim)
+            widths = points.GetWidthsAttr().Get()
+            print(f"    widths {list(widths)} ({points.GetWidthsInterpolation()})")
+            check(len(widths) == 1 and points.GetWidthsInterpolation() == "constant", f"{where}: widths")
+            check(widths[0] > 0, f"{where}: width {widths[0]}")
         else:
             curves = UsdGeom.BasisCurves(prim)
             counts = curves.GetCurveVertexCountsAttr().Get()

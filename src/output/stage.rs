@@ -34,7 +34,8 @@ pub struct StageOptions {
     pub fps: f64,
     pub start_frame: u64,
     pub up_axis: UpAxis,
-    /// Width of ropes written as curves, m.
+    /// Width of ropes written as curves and of particles written as points, m: the particles'
+    /// diameter.
     pub rope_width: f64,
     /// The colliders that move.
     pub colliders: Vec<Collider>,
@@ -194,6 +195,10 @@ fn decode(record: &[u8], layout: &RecordLayout, order: Option<&[u32]>) -> PrimSa
 /// it is not the vertex order.
 fn shape(surface: &Surface, rope_width: f32) -> (PrimShape, Option<Vec<u32>>) {
     let mesh = &surface.mesh;
+    if mesh.face_count() == 0 && mesh.segments.is_empty() {
+        // Particles only (a fluid): points as wide as the particles.
+        return (PrimShape::Points { width: rope_width }, None);
+    }
     if mesh.face_count() == 0 {
         let (counts, order) = chains(&mesh.segments, surface.vertex_count());
         let identity = order.iter().enumerate().all(|(k, &v)| k == v as usize);

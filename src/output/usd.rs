@@ -6,8 +6,10 @@
 //! - Layer metadata: `defaultPrim` (the first prim), `upAxis` (`"Y"`/`"Z"`), `metersPerUnit = 1`,
 //!   `timeCodesPerSecond = framesPerSecond = fps`, `startTimeCode`/`endTimeCode`. The time code
 //!   of frame `f` is `f`.
-//! - Per object a root prim `def Mesh "<name>"` ([UsdGeomMesh]) or `def BasisCurves "<name>"`
-//!   ([UsdGeomBasisCurves], `type = "linear"`, one constant `widths` value) at `/<name>`.
+//! - Per object a root prim `def Mesh "<name>"` ([UsdGeomMesh]), `def BasisCurves "<name>"`
+//!   ([UsdGeomBasisCurves], `type = "linear"`, one constant `widths` value) or, for particles
+//!   without faces or segments (fluids), `def Points "<name>"` ([UsdGeomPoints], one constant
+//!   `widths` value) at `/<name>`.
 //! - Topology once, as default values: `faceVertexCounts`, `faceVertexIndices`,
 //!   `subdivisionScheme = "none"`, `doubleSided = true`, and with UVs `texCoord2f[] primvars:st`
 //!   (`interpolation = "faceVarying"`) plus `int[] primvars:st:indices`, so UV seams are kept;
@@ -30,6 +32,7 @@
 //! [UsdGeomMesh]: https://openusd.org/release/api/class_usd_geom_mesh.html
 //! [UsdGeomBasisCurves]: https://openusd.org/release/api/class_usd_geom_basis_curves.html
 //! [UsdGeomPointBased]: https://openusd.org/release/api/class_usd_geom_point_based.html
+//! [UsdGeomPoints]: https://openusd.org/release/api/class_usd_geom_points.html
 
 use std::io::Cursor;
 
@@ -79,6 +82,9 @@ pub enum PrimShape {
         /// Texture coordinates, if the object has any.
         uvs: Option<FaceVaryingUvs>,
     },
+    /// Particles with no faces or segments (a fluid): a UsdGeomPoints prim, each point a
+    /// sphere of `width` metres (`widths`, interpolation constant).
+    Points { width: f32 },
     /// A rope: one linear BasisCurves prim, all curves listed by vertex count; width in metres (constant)
     Curves {
         /// Number of points of each curve (`curveVertexCounts`); they sum to the point count.
@@ -314,6 +320,10 @@ fn check_topology(shape: &PrimShape) -> Result<Option<usize>> {
             ensure!(width.is_finite() && *width > 0.0, "rope width {width}");
             Ok(Some(total(curve_vertex_counts, 2)?))
         }
+        PrimShape::Points { width } => {
+            ensure!(width.is_finite() && *width > 0.0, "point width {width}");
+            Ok(None)
+        }
     }
 }
 
@@ -455,6 +465,11 @@ fn author_prim(data: &mut sdf::Data, prim: &StagePrim, series: Series) -> Result
             let widths = a.add("widths", "float[]", Value::FloatVec(vec![*width]))?;
             widths.add(interpolation, token("constant"));
             "BasisCurves"
+        }
+        PrimShape::Points { width } => {
+            let widths = a.add("widths", "float[]", Value::FloatVec(vec![*width]))?;
+            widths.add(interpolation, token("constant"));
+            "Points"
         }
     };
     a.add("extent", "float3[]", Value::TimeSamples(series.extent))?;

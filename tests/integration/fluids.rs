@@ -298,3 +298,21 @@ fn ply_frames_carry_each_particles_density() {
     // A corner reads far less (the walls are left out of this figure).
     assert!(density[0] < 600.0, "{}", density[0]);
 }
+
+#[test]
+fn a_usd_stage_holds_a_fluid_as_points() {
+    // It used to fail at the end of the run: particles without segments became one-point
+    // curves, which a stage refuses.
+    let ws = Workspace::new();
+    let scene = tank(3, false).replace("formats = [\"obj\"]", "formats = [\"usda\"]");
+    ws.run_ok(&scene, &[]);
+    let text = std::fs::read_to_string(ws.out().join("scene.usda")).unwrap();
+    assert!(
+        text.contains("def Points \"water\""),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    // As wide as the particles (2 × collision.thickness = the spacing).
+    assert!(text.contains("float[] widths = [0.025"), "no widths");
+    assert!(text.contains("point3f[] points.timeSamples"));
+}
