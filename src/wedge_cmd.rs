@@ -327,8 +327,7 @@ fn update_bar(running: &Running, plan: &Plan, dir: &Path) {
 
 /// Says how a task ended (on its bar, or as a line).
 fn finish_line(done: &Running, plan: &Plan, dir: &Path) {
-    let rows = status::rows(dir, plan);
-    let row = &rows[done.task.index];
+    let row = status::row(dir, plan, done.task);
     let line = format!(
         "{} ({} frames, {:.1} s)",
         row.state.name(),

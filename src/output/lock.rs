@@ -36,7 +36,7 @@ impl FolderLock {
         let directory = File::open(dir)
             .with_context(|| format!("cannot open the output directory {}", shown_path(dir)))
             .map_err(LockError::Io)?;
-        match directory.try_lock() {
+        match try_lock_briefly(&directory) {
             Ok(()) => Ok(FolderLock {
                 directory,
                 path: dir.to_path_buf(),
@@ -52,6 +52,30 @@ impl FolderLock {
             )),
         }
     }
+}
+
+/// How long a run waits for a folder another process holds before refusing it: long enough
+/// for `wedge status`, which takes a task folder's lock for a moment to see whether a run
+/// holds it, never to make a task starting at that moment fail.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// `try_lock`, tried again for [`LOCK_PATIENCE`] while another holder has it.
+fn try_lock_briefly(directory: &File) -> Result<(), TryLockError> {
+    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+    loop {
+        match directory.try_lock() {
+            Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether a process holds the lock on `dir` now (a run is writing into it). Takes the lock
+/// for a moment when it is free; a run starting then waits for it ([`LOCK_PATIENCE`]).
+pub fn held_by_another(dir: &Path) -> bool {
+    File::open(dir).is_ok_and(|d| matches!(d.try_lock(), Err(TryLockError::WouldBlock)))
 }
 
 impl FolderLock {

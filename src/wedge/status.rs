@@ -2,7 +2,7 @@
 //! frames, wall time, the figures a TD picks a wedge by, and its gates (docs/wedges.md).
 
 use super::plan::{Plan, Task};
-use crate::output::lock::{FolderLock, LockError};
+use crate::output::lock::held_by_another;
 use crate::output::stats::StatsLog;
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -71,16 +71,13 @@ pub fn rows(dir: &Path, plan: &Plan) -> Vec<Row> {
     plan.tasks.iter().map(|task| row(dir, plan, task)).collect()
 }
 
-fn row(dir: &Path, plan: &Plan, task: &Task) -> Row {
+/// Task `task`'s row.
+pub fn row(dir: &Path, plan: &Plan, task: &Task) -> Row {
     let folder = plan.task_dir(dir, task);
     let records = StatsLog::read_records(&folder.join(&plan.stats)).unwrap_or_default();
     let frames: Vec<&Value> = records.iter().filter(|r| r["type"] == "frame").collect();
     let summary = records.iter().rev().find(|r| r["type"] == "summary");
-    let running = folder.is_dir()
-        && matches!(
-            FolderLock::acquire(&folder, &plan.stats),
-            Err(LockError::InUse(_))
-        );
+    let running = folder.is_dir() && held_by_another(&folder);
     let max = |key: &str| {
         let values = frames.iter().filter_map(|r| r[key].as_f64());
         values.fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
