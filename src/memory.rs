@@ -109,12 +109,10 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
         let fluid: usize = model.fluids.iter().map(|b| b.particles.len()).sum();
         bytes += fluid * FLUID_SEARCH_BYTES;
     }
-    let with_surface = (model.objects.iter())
-        .filter(|o| o.fluid_surface.is_some())
-        .map(|o| o.particles.len());
-    let with_surface: Vec<usize> = with_surface.collect();
-    if !with_surface.is_empty() {
-        bytes += FLUID_SURFACE_WORKSPACE + with_surface.iter().sum::<usize>() * FLUID_SURFACE_BYTES;
+    if model.objects.iter().any(|o| o.fluid_surface.is_some()) {
+        let with_surface = model.objects.iter().filter(|o| o.fluid_surface.is_some());
+        let particles: usize = with_surface.map(|o| o.particles.len()).sum();
+        bytes += FLUID_SURFACE_WORKSPACE + particles * FLUID_SURFACE_BYTES;
     }
     bytes
 }
