@@ -77,8 +77,8 @@ fn projective_bytes(model: &Model) -> usize {
 
 /// Per particle: the model's arrays (x, x_prev, v, inverse mass, mass, owner) and the
 /// solver's (collider contact, collides flag; frame motion only with frame files; normals and
-/// surface motion only with colliders), plus self collision's rest positions and candidate
-/// lists.
+/// surface motion only with colliders, and the held normals with colliders and contacts
+/// between particles), plus self collision's rest positions and candidate lists.
 fn particle_bytes(model: &Model, frame_files: bool) -> usize {
     let n = model.particles.len();
     let model_arrays = 3 * size_of::<DVec3>() + 2 * size_of::<f64>() + size_of::<u32>();
@@ -88,6 +88,11 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
     }
     if !model.colliders.is_empty() {
         solver += 2 * size_of::<DVec3>();
+        let touching =
+            (0..model.objects.len()).any(|k| model.touches_particles(k) != (false, false));
+        if touching {
+            solver += size_of::<DVec3>();
+        }
     }
     let mut bytes = n * (model_arrays + solver);
     // The self-collision owner copy and list of colliding particles.

@@ -26,7 +26,7 @@
 //! on each other like two layers of a pile.
 
 use super::bvh::{bounds, boxes_overlap};
-use super::stencil::Stencil;
+use super::stencil::{Mobility, Stencil};
 use crate::constraints::Positions;
 use glam::DVec3;
 
@@ -139,7 +139,7 @@ pub fn resolve_edge_contact<P: Positions + ?Sized>(
     edges: &[[u32; 2]],
     x: &mut P,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
+    mobility: &Mobility,
     distance: f64,
     friction: f64,
 ) -> bool {
@@ -158,7 +158,7 @@ pub fn resolve_edge_contact<P: Positions + ?Sized>(
         particles: [a, b, c, d],
         coefficients: [1.0 - s, s, t - 1.0, -t],
     };
-    stencil.resolve(m * contact.side, distance, x, x_prev, inv_mass, friction)
+    stencil.resolve(m * contact.side, distance, x, x_prev, mobility, friction)
 }
 
 #[cfg(test)]
@@ -234,7 +234,7 @@ mod tests {
             &edges,
             x.as_mut_slice(),
             &x_prev,
-            &inv_mass,
+            &Mobility::free(&inv_mass),
             0.01,
             0.0
         ));

@@ -11,7 +11,7 @@
 //! or the same one far enough apart at rest) is the caller's rule.
 
 use super::spatial_hash::SpatialHash;
-use super::stencil::Stencil;
+use super::stencil::{Mobility, Stencil};
 use crate::constraints::Positions;
 use glam::DVec3;
 
@@ -44,7 +44,7 @@ pub fn resolve_pair<P: Positions + ?Sized>(
     [i, j]: [u32; 2],
     x: &mut P,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
+    mobility: &Mobility,
     radius: f64,
     friction: f64,
 ) -> bool {
@@ -56,7 +56,7 @@ pub fn resolve_pair<P: Positions + ?Sized>(
         particles: [i, j],
         coefficients: [1.0, -1.0],
     };
-    stencil.resolve(n, 2.0 * radius, x, x_prev, inv_mass, friction)
+    stencil.resolve(n, 2.0 * radius, x, x_prev, mobility, friction)
 }
 
 #[cfg(test)]
@@ -90,7 +90,7 @@ mod tests {
             [0, 1],
             x.as_mut_slice(),
             &x_prev,
-            &inv_mass,
+            &Mobility::free(&inv_mass),
             0.01,
             0.5
         ));

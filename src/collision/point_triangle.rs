@@ -23,7 +23,7 @@
 
 use super::bvh::closest_on_triangle;
 use super::bvh::{bounds, boxes_overlap};
-use super::stencil::Stencil;
+use super::stencil::{Mobility, Stencil};
 use crate::constraints::Positions;
 use glam::DVec3;
 
@@ -102,7 +102,7 @@ pub fn resolve_triangle_contact<P: Positions + ?Sized>(
     triangles: &[[u32; 3]],
     x: &mut P,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
+    mobility: &Mobility,
     distance: f64,
     friction: f64,
 ) -> bool {
@@ -122,7 +122,7 @@ pub fn resolve_triangle_contact<P: Positions + ?Sized>(
         coefficients: [1.0, -weights[0], -weights[1], -weights[2]],
     };
     let n = normal.normalize() * contact.side;
-    stencil.resolve(n, distance, x, x_prev, inv_mass, friction)
+    stencil.resolve(n, distance, x, x_prev, mobility, friction)
 }
 
 /// Distance from `p` to triangle `abc` (for rest-shape tests).
@@ -162,7 +162,7 @@ mod tests {
             &triangles,
             x.as_mut_slice(),
             &x_prev,
-            &inv_mass,
+            &Mobility::free(&inv_mass),
             0.02,
             0.0
         ));
@@ -181,7 +181,7 @@ mod tests {
             &triangles,
             x.as_mut_slice(),
             &x_prev,
-            &inv_mass,
+            &Mobility::free(&inv_mass),
             0.02,
             0.0
         ));
@@ -219,7 +219,7 @@ mod tests {
             &triangles,
             x.as_mut_slice(),
             &x_prev,
-            &inv_mass,
+            &Mobility::free(&inv_mass),
             0.02,
             0.5,
         );

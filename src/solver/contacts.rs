@@ -41,6 +41,7 @@ use crate::collision::point_triangle::{
 };
 use crate::collision::rest_close::RestClose;
 use crate::collision::spatial_hash::SpatialHash;
+use crate::collision::stencil::Mobility;
 use crate::constraints::Positions;
 use crate::model::Model;
 use glam::DVec3;
@@ -411,14 +412,14 @@ impl ParticleContacts {
         k: usize,
         x: &mut P,
         x_prev: &[DVec3],
-        inv_mass: &[f64],
+        mobility: &Mobility,
         touched: &mut Touching,
     ) {
         let (radius, friction) = (self.radius, self.friction);
         let (pairs, triangles) = (self.pairs.len(), self.triangle_contacts.len());
         if k < pairs {
             let pair = self.pairs[k];
-            touched.pairs += resolve_pair(pair, x, x_prev, inv_mass, radius, friction) as usize;
+            touched.pairs += resolve_pair(pair, x, x_prev, mobility, radius, friction) as usize;
         } else if k < pairs + triangles {
             let contact = self.triangle_contacts[k - pairs];
             touched.point_triangle += resolve_triangle_contact(
@@ -426,7 +427,7 @@ impl ParticleContacts {
                 &self.triangles,
                 x,
                 x_prev,
-                inv_mass,
+                mobility,
                 2.0 * radius,
                 friction,
             ) as usize;
@@ -437,7 +438,7 @@ impl ParticleContacts {
                 &self.edges,
                 x,
                 x_prev,
-                inv_mass,
+                mobility,
                 2.0 * radius,
                 friction,
             ) as usize;
@@ -457,12 +458,12 @@ impl ParticleContacts {
         &mut self,
         x: &mut [DVec3],
         x_prev: &[DVec3],
-        inv_mass: &[f64],
+        mobility: &Mobility,
         first_iteration: bool,
     ) {
         let mut touched = Touching::default();
         for k in 0..self.contact_count() {
-            self.project(k, x, x_prev, inv_mass, &mut touched);
+            self.project(k, x, x_prev, mobility, &mut touched);
         }
         self.record_touching(first_iteration, touched);
     }
@@ -475,12 +476,12 @@ impl ParticleContacts {
         (share, shares): (usize, usize),
         x: &mut P,
         x_prev: &[DVec3],
-        inv_mass: &[f64],
+        mobility: &Mobility,
     ) -> Touching {
         let contacts = self.levels.level(level);
         let mut touched = Touching::default();
         for &k in &contacts[share_of(0..contacts.len(), share, shares)] {
-            self.project(k as usize, x, x_prev, inv_mass, &mut touched);
+            self.project(k as usize, x, x_prev, mobility, &mut touched);
         }
         touched
     }

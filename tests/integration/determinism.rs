@@ -3,6 +3,7 @@
 use crate::common::*;
 use std::collections::BTreeMap;
 use std::path::Path;
+use xpbd_sim::collision::stencil::Mobility;
 use xpbd_sim::scene::build::build;
 use xpbd_sim::scene::load::{parse, LoadedScene};
 use xpbd_sim::solver::step::Solver;
@@ -226,7 +227,7 @@ fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
     let levels = contacts.level_count();
     assert!(levels > 0);
     let mut in_sequence = x.clone();
-    contacts.solve(&mut in_sequence, x_prev, inv_mass, true);
+    contacts.solve(&mut in_sequence, x_prev, &Mobility::free(inv_mass), true);
     let in_sequence_touched = contacts.touching();
     let mut by_level = x.clone();
     let mut touched = xpbd_sim::solver::contacts::Touching::default();
@@ -238,7 +239,7 @@ fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
                 (share, 64),
                 by_level.as_mut_slice(),
                 x_prev,
-                inv_mass,
+                &Mobility::free(inv_mass),
             );
             touched = touched + part;
         }

@@ -316,3 +316,64 @@ fn a_usd_stage_holds_a_fluid_as_points() {
     assert!(text.contains("float[] widths = [0.025"), "no widths");
     assert!(text.contains("point3f[] points.timeSamples"));
 }
+
+/// A 0.5 m square cloth (31 × 31, 0.3 kg/m², self colliding) lying on the ground, and a
+/// column of 576 water particles (spacing 0.0125, each 23 times a cloth particle's mass)
+/// dropped onto its middle from 0.15 m.
+const WATER_ON_CLOTH: &str = "[simulation]\nfps = 24.0\nframes = 12\nsubsteps = 20\niterations = 2\n\
+     [output]\nformats = [\"obj\"]\n\
+     [collision]\nthickness = 0.00625\n\
+     [[object]]\nname = \"cloth\"\ngrid = { size = [0.5, 0.5], resolution = [31, 31] }\n\
+     translate = [0.0, 0.00625, 0.0]\ndensity = 0.3\nstretch = { compliance = 0.0 }\n\
+     bending = { compliance = 10.0 }\nself_collision = true\n\
+     [[object]]\nname = \"water\"\n\
+     fluid = { box = { min = [-0.0375, 0.15, -0.0375], max = [0.0375, 0.35, 0.0375] }, spacing = 0.0125, viscosity = 0.01 }\n\
+     density = 1000.0\n\
+     [[collider]]\nname = \"ground\"\nshape = \"plane\"\nfriction = 0.5\n";
+
+#[test]
+fn water_poured_on_a_cloth_on_the_ground_stays_on_it_and_gains_no_energy() {
+    // Before the cloth's particles pressed on the ground were held by it in the contacts
+    // (collision::stencil), the water pushed them into the ground, the ground pushed them
+    // back, and the water went under the cloth as it landed (frame 5); a frame later the
+    // energy was 4.4 times its start and the cloth crossed itself 17 000 times.
+    let ws = Workspace::new();
+    ws.run_ok(WATER_ON_CLOTH, &[]);
+    let records = frame_records(&ws.out());
+    let energy = |r: &serde_json::Value| {
+        r["kinetic_energy"].as_f64().unwrap() + r["potential_energy"].as_f64().unwrap()
+    };
+    let start = energy(&records[0]);
+    let (r, thickness) = (0.00625, 0.00625);
+    let mut landed = false;
+    for (k, record) in records.iter().enumerate() {
+        let frame = k + 1;
+        // The falling column alone gains 0.5 % before it lands (the density solve spreads
+        // it); the fault this guards against gained 340 % in a frame.
+        assert!(energy(record) <= 1.02 * start, "frame {frame}: {record}");
+        assert_eq!(record["self_intersections"]["cloth"], 0, "frame {frame}");
+        let cloth = obj_positions(&ws.out().join(format!("cloth.{frame:04}.obj")));
+        let water = obj_positions(&ws.out().join(format!("water.{frame:04}.obj")));
+        let lowest_cloth = cloth.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
+        assert!(
+            lowest_cloth > r - 1e-3,
+            "frame {frame}: the cloth is in the ground"
+        );
+        // Over the cloth (away from its border) the water rests on it, its centres 2r above
+        // the cloth's mid-plane: below 2r above the ground it would be in or under the cloth.
+        for p in water
+            .iter()
+            .filter(|p| p[0].abs() < 0.23 && p[2].abs() < 0.23)
+        {
+            assert!(
+                p[1] > 2.0 * thickness,
+                "frame {frame}: water at {p:?} went through"
+            );
+            landed |= p[1] < 4.0 * thickness;
+        }
+    }
+    assert!(
+        landed,
+        "the water never reached the cloth: the test proves nothing"
+    );
+}

@@ -5,11 +5,20 @@
 //! solved by thread 0.
 
 use super::Frame;
+use crate::collision::stencil::Mobility;
 use crate::collision::{resolve_contact, PosedCollider};
 use crate::solver::contacts::Touching;
 use crate::solver::parallel::share;
 use glam::DVec3;
 use std::sync::atomic::Ordering;
+
+/// How far beyond its contact distance from a collider, in particle radii, a particle still
+/// counts as held by it at the start of a substep. The collider contacts leave a touching
+/// particle exactly at the contact distance; this covers what the stages after them (shape
+/// matching, the feature contacts) and a collider's own motion move it by. Holding a particle
+/// that is in fact a little off the surface only stops it short of the collider, like an
+/// early inelastic contact: it cannot add energy.
+const HELD_SLACK_RADII: f64 = 0.1;
 
 impl Frame<'_> {
     /// Lists the candidate contacts between particles: thread 0 checks the near lists; every
@@ -122,7 +131,7 @@ impl Frame<'_> {
                 // read-only.
                 let (x, x_prev) =
                     unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
-                contacts.solve(x, x_prev, self.inv_mass, first_iteration);
+                contacts.solve(x, x_prev, &self.mobility(), first_iteration);
             }
             self.barrier.wait();
             return;
@@ -130,6 +139,7 @@ impl Frame<'_> {
         let mut touched = Touching::default();
         {
             let contacts = contacts();
+            let mobility = self.mobility();
             // SAFETY: read-only in this stage.
             let x_prev = unsafe { self.x_prev.as_slice() };
             for level in 0..levels {
@@ -137,8 +147,7 @@ impl Frame<'_> {
                 // (pinned ones included) with any other thread's in this stage.
                 let mut x = unsafe { self.x.stage_view() };
                 let share = (t, self.threads);
-                touched =
-                    touched + contacts.solve_level(level, share, &mut x, x_prev, self.inv_mass);
+                touched = touched + contacts.solve_level(level, share, &mut x, x_prev, &mobility);
                 if level + 1 == levels {
                     *self.touching_shares[t]
                         .lock()
@@ -155,6 +164,55 @@ impl Frame<'_> {
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .record_touching(first_iteration, total);
+        }
+    }
+
+    /// The particles' inverse masses and the colliders holding them, for the contacts
+    /// between particles.
+    fn mobility(&self) -> Mobility<'_> {
+        Mobility {
+            inv_mass: self.inv_mass,
+            // SAFETY: written only in the predict stage and by the collider contacts, each
+            // thread for its own particles, both separated from the particle contacts by
+            // barriers.
+            held: unsafe { self.contact_held.as_slice() },
+        }
+    }
+
+    /// Each thread finds, for its share of the particles, the collider holding each one at
+    /// the start of the substep: the nearest within [`HELD_SLACK_RADII`] radii beyond its
+    /// contact distance. The collider contacts of the substep's iterations then update it
+    /// (see [`Self::push_out_of_colliders`]). A function of the positions alone, so a run
+    /// resumed from a checkpoint finds the same.
+    pub(super) fn find_held(&self, range: std::ops::Range<usize>, posed: &[PosedCollider]) {
+        if self.contact_held.is_empty() {
+            return;
+        }
+        let radius = self.params.particle_radius;
+        // SAFETY: this thread's share of the particles, in the predict stage.
+        let (held, x_prev) = unsafe {
+            (
+                self.contact_held.range(range.clone()),
+                &*self.x_prev.range(range.clone()),
+            )
+        };
+        let collides = &self.collides[range];
+        for (k, held) in held.iter_mut().enumerate() {
+            *held = DVec3::ZERO;
+            if !collides[k] {
+                continue;
+            }
+            let mut nearest = f64::INFINITY;
+            for posed in posed {
+                let margin = posed.collider.contact_margin(radius);
+                let reach = margin + HELD_SLACK_RADII * radius;
+                if let Some((distance, normal, _)) = posed.distance(x_prev[k], reach) {
+                    if distance <= reach && distance - margin < nearest {
+                        nearest = distance - margin;
+                        *held = normal;
+                    }
+                }
+            }
         }
     }
 
@@ -200,6 +258,9 @@ impl Frame<'_> {
                     self.contact_collider.range(i..i + 1)[0] = c as u32;
                     self.contact_normal.range(i..i + 1)[0] = normal;
                     self.contact_surface.range(i..i + 1)[0] = surface;
+                    if !self.contact_held.is_empty() {
+                        self.contact_held.range(i..i + 1)[0] = normal;
+                    }
                 }
             }
         }

@@ -87,6 +87,16 @@ fn collider_contact_len(model: &Model, particles: usize) -> usize {
     }
 }
 
+/// Length of the per-particle held normals: none without colliders or without contacts
+/// between particles.
+fn held_len(model: &Model, contacts: &ParticleContacts, particles: usize) -> usize {
+    if contacts.is_empty() {
+        0
+    } else {
+        collider_contact_len(model, particles)
+    }
+}
+
 /// The model, the per-substep contact state and the run's worker threads.
 pub struct Solver {
     pub model: Model,
@@ -99,6 +109,10 @@ pub struct Solver {
     contact_normal: Vec<DVec3>,
     /// How far the touched collider's surface moved in the substep (moving colliders).
     contact_surface: Vec<DVec3>,
+    /// The outward normal of the collider holding each particle in this substep, zero where
+    /// none does ([`crate::collision::stencil::Mobility`]); empty without colliders or
+    /// without contacts between particles (nothing reads it).
+    contact_held: Vec<DVec3>,
     /// Whether each particle collides (its object's `collide` and not pinned).
     collides: Vec<bool>,
     /// Pinned particles of animated objects: particle, object, rest position.
@@ -178,6 +192,7 @@ impl Solver {
         }
         let contact_len = collider_contact_len(&model, n);
         let particle_contacts = ParticleContacts::new(&model);
+        let held_len = held_len(&model, &particle_contacts, n);
         let projective = match model.params.projective {
             Some(settings) => Some(ProjectiveState::new(&model, settings, 0)?),
             None => None,
@@ -197,6 +212,7 @@ impl Solver {
             contact_collider: vec![NO_CONTACT; n],
             contact_normal: vec![DVec3::ZERO; contact_len],
             contact_surface: vec![DVec3::ZERO; contact_len],
+            contact_held: vec![DVec3::ZERO; held_len],
             collides,
             animated_pins,
             surface_pins,
@@ -244,6 +260,8 @@ impl Solver {
         self.contact_normal.resize(len, DVec3::ZERO);
         self.contact_surface.resize(len, DVec3::ZERO);
         let particle_contacts = ParticleContacts::new(&self.model);
+        let held_len = held_len(&self.model, &particle_contacts, n);
+        self.contact_held.resize(held_len, DVec3::ZERO);
         self.swept_boxes = particle_contacts.swept_boxes();
         self.particle_contacts = RwLock::new(particle_contacts);
         self.feature_contacts = RwLock::new(FeatureContacts::new(&self.model));
@@ -424,6 +442,7 @@ impl Solver {
             collides: &self.collides,
             contact_collider: SharedSlice::new(&mut self.contact_collider),
             contact_normal: SharedSlice::new(&mut self.contact_normal),
+            contact_held: SharedSlice::new(&mut self.contact_held),
             projective: self.projective.as_mut().map(ProjectiveStage::new),
             fluids: FluidStage::new(&mut self.fluids, &model.fluids),
         };
@@ -540,6 +559,8 @@ struct Frame<'a> {
     collides: &'a [bool],
     contact_collider: SharedSlice<'a, u32>,
     contact_normal: SharedSlice<'a, DVec3>,
+    /// See [`Solver::contact_held`].
+    contact_held: SharedSlice<'a, DVec3>,
     /// Present with `solver = "projective"`: its stages replace the XPBD sweeps.
     projective: Option<ProjectiveStage<'a>>,
     /// Present with fluid objects.
@@ -566,6 +587,7 @@ impl Frame<'_> {
                 })
                 .collect();
             self.predict(particles.clone(), h);
+            self.find_held(particles.clone(), &posed);
             self.barrier.wait();
             if !self.animated_pins.is_empty() || !self.surface_pins.is_empty() {
                 if t == 0 {
