@@ -19,7 +19,7 @@
 //! other fails: the particle contact moves mostly the light cloth particle, into the collider,
 //! the collider contact puts it back, and the heavy side moves by only `w_heavy / W` of its
 //! overlap per iteration, so arriving water passes the cloth's plane and swaps sides (measured:
-//! cloth speeds of 40–50 m/s within a frame, docs/physics.md "Fluids against cloth"). Solving
+//! cloth speeds of 40–50 m/s within a frame; docs/physics.md "Particles held by a collider"). Solving
 //! both together is the projection with the held particle's inverse mass restricted to the
 //! collider's tangent plane, `w_k (I − m mᵀ)` (the wall's infinite mass in the Schur
 //! complement): `W = Σ c_k² w_k (1 − (m_k·n)²)` over held particles moving into their
@@ -120,10 +120,13 @@ impl<const N: usize> Stencil<N> {
             };
             let direction = tangential / amount;
             let w_slip: f64 = (0..N).map(|k| weight(k, direction)).sum();
-            for (k, &i) in self.particles.iter().enumerate().filter(|_| w_slip > 0.0) {
-                // x − r equals x + (−r) bit for bit (IEEE 754 defines one as the other).
-                let slide = tangential_to(holding[k], removed);
-                x.move_by(i, -(slide * (w[k] * self.coefficients[k] / w_slip)));
+            // Zero only when every particle that could slide is held across the slip.
+            if w_slip > 0.0 {
+                for (k, &i) in self.particles.iter().enumerate() {
+                    // x − r equals x + (−r) bit for bit (IEEE 754 defines one as the other).
+                    let slide = tangential_to(holding[k], removed);
+                    x.move_by(i, -(slide * (w[k] * self.coefficients[k] / w_slip)));
+                }
             }
         }
         true
@@ -167,30 +170,17 @@ mod tests {
     fn friction_removes_slip_up_to_mu_times_depth() {
         let x_prev = vec![DVec3::new(0.5, 0.01, 0.0), DVec3::ZERO, DVec3::X];
         let inv_mass = [1.0, 0.0, 0.0];
+        let free = Mobility::free(&inv_mass);
         let stencil = particle_on_edge();
         // Slides 1 mm while pressing 4 mm in: static with μ = 0.5 (limit 2 mm).
         let mut x = x_prev.clone();
         x[0] += DVec3::new(0.001, -0.004, 0.0);
-        stencil.resolve(
-            DVec3::Y,
-            0.01,
-            x.as_mut_slice(),
-            &x_prev,
-            &Mobility::free(&inv_mass),
-            0.5,
-        );
+        stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &free, 0.5);
         assert!((x[0] - x_prev[0]).length() < 1e-15);
         // Slides 5 mm: keeps 5 − 2 = 3 mm.
         let mut x = x_prev.clone();
         x[0] += DVec3::new(0.005, -0.004, 0.0);
-        stencil.resolve(
-            DVec3::Y,
-            0.01,
-            x.as_mut_slice(),
-            &x_prev,
-            &Mobility::free(&inv_mass),
-            0.5,
-        );
+        stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &free, 0.5);
         assert!((x[0].x - x_prev[0].x - 0.003).abs() < 1e-15, "{}", x[0]);
     }
 

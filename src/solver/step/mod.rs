@@ -3,6 +3,8 @@
 //!
 //! `h = 1 / (fps · substeps)`; each substep:
 //! 1. predict: `v += h g`, `x_prev = x`, `x += h v` (pinned particles stay put, `w = 0`);
+//!    and, with colliders and contacts between particles, which collider holds each particle
+//!    in those contacts (`find_held`, [`crate::collision::stencil::Mobility`]);
 //! 2. `λ = 0` for every constraint (each thread clears the λ of the constraints it projects);
 //! 3. `iterations` times: a symmetric Gauss–Seidel sweep over the coloured kinds (stretch,
 //!    tetrahedra, dihedral, isometric and rope bending, then the same backward; each colour
