@@ -214,6 +214,9 @@ pub struct SolverParams {
     pub particle_radius: f64,
     /// `collision.friction`: Coulomb coefficient between particles of different objects.
     pub particle_friction: f64,
+    /// `collision.max_mass_ratio`: the largest mass ratio a contact between particles is
+    /// projected with (infinite: true masses).
+    pub contact_mass_ratio: f64,
     /// Present with `solver = "projective"`: the substep's constraints are solved by
     /// Projective Dynamics instead of XPBD's Gauss–Seidel sweeps.
     pub projective: Option<crate::solver::projective::Settings>,

@@ -3,10 +3,10 @@
 //! allocated; problems name the object's key path.
 
 use super::load::LoadedScene;
-use super::render_mesh;
 use super::types::{
     self, BendingModel, ColliderShape, Object, Plastic, Resistance, SceneFile, SolverKind,
 };
+use super::{contact_masses, render_mesh};
 use crate::animation::{Animation, Key};
 use crate::collision::{Collider, MeshGeometry, Shape};
 use crate::constraints::density::FluidBlock;
@@ -244,6 +244,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             max_speed: sim.max_speed,
             particle_radius: file.collision.thickness,
             particle_friction: file.collision.friction,
+            contact_mass_ratio: file.collision.max_mass_ratio,
             projective: (sim.solver == SolverKind::Projective).then(|| {
                 crate::solver::projective::Settings {
                     chebyshev_rho: sim.projective.as_ref().map_or(0.0, |t| t.chebyshev_rho),
@@ -251,6 +252,10 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             }),
         },
     };
+    warnings.extend(contact_masses::warning(
+        &model,
+        file.collision.max_mass_ratio,
+    ));
     Ok(Built { model, warnings })
 }
 

@@ -647,6 +647,11 @@ pub enum ColliderShape {
 pub struct Collision {
     pub thickness: f64,
     pub friction: f64,
+    /// Largest ratio of two particles' masses a contact between them projects with; a
+    /// lighter particle is treated as this many times lighter than the heaviest one in the
+    /// contact, no more (a large value, e.g. 1e9, projects with true masses). See
+    /// `collision::stencil::Mobility`.
+    pub max_mass_ratio: f64,
 }
 
 impl Default for Collision {
@@ -654,6 +659,7 @@ impl Default for Collision {
         Collision {
             thickness: 0.005,
             friction: default_friction(),
+            max_mass_ratio: 4.0,
         }
     }
 }

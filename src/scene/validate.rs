@@ -116,6 +116,12 @@ pub fn validate(scene: &SceneFile) -> Report {
         scene.collision.thickness,
     );
     non_negative(&mut report, "collision.friction", scene.collision.friction);
+    if scene.collision.max_mass_ratio < 1.0 {
+        report.error(
+            "collision.max_mass_ratio",
+            format!("must be >= 1, got {}", scene.collision.max_mass_ratio),
+        );
+    }
     for (gate, limit) in crate::gates::limits(&scene.gates) {
         non_negative(&mut report, &format!("gates.{}", gate.name()), limit);
     }
