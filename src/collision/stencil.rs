@@ -35,12 +35,22 @@
 //! constraints hand that on by one ring of edges per iteration, and the water, supported only
 //! by what one light particle's worth of correction gives back, keeps falling almost freely
 //! (measured: 2× stretch in 7 frames, divergence at frame 9–10; docs/physics.md "Heavy on
-//! light"). A contact therefore projects with every inverse mass capped at `R · w_min`, `w_min`
-//! the smallest nonzero inverse mass in it and `R = collision.max_mass_ratio` — the mass scaling
-//! of contact handling that stacking solvers use (Macklin et al. 2014, "Unified Particle
-//! Physics", mass scaling for stacks; Guendelman et al. 2003, shock propagation). Contacts within the ratio keep their bits (the cap leaves their
-//! inverse masses as they are); pinned particles (inverse mass 0) stay pinned. The price: at
-//! rest, a light particle passes on at most `R` times its own weight from the heavy one.
+//! light"). A contact between particles of different objects therefore projects the particles
+//! it pushes along gravity — the supporting side — with their inverse masses capped at
+//! `R · w_min`, `w_min` the smallest nonzero inverse mass in the contact and
+//! `R = collision.max_mass_ratio`: the mass scaling of contact handling that stacking solvers
+//! use, which makes what is below heavier than what rests on it (Macklin et al. 2014, "Unified
+//! Particle Physics", mass scaling by height; Guendelman et al. 2003, shock propagation). A
+//! light particle resting on a heavy one, a contact across gravity and every contact without
+//! gravity keep their true masses: there Gauss–Seidel converges, and a cap would make the
+//! light side press harder than it weighs. Contacts within the ratio keep their bits (the cap leaves
+//! their inverse masses as they are); pinned particles (inverse mass 0) stay pinned. Contacts
+//! within one object keep their true masses: there a ratio comes from the mesh (a grid's corner
+//! particle weighs a sixth of an inner one), not from a load. The price: the contact moves the
+//! light particle only `R` times as far as the heavy one, so at rest it passes on `R·m/M` of
+//! the load the heavy particle bears, not all of it (a cloth under water 50 times heavier per
+//! particle carries 8 % of the water's weight at `R = 4`; tested in
+//! `tests/integration/object_contacts.rs`).
 
 use crate::constraints::Positions;
 use glam::DVec3;
@@ -52,9 +62,14 @@ use glam::DVec3;
 pub struct Mobility<'a> {
     pub inv_mass: &'a [f64],
     pub held: &'a [DVec3],
-    /// `collision.max_mass_ratio`: no inverse mass in a contact above this many times the
-    /// contact's smallest nonzero one (infinite: true masses).
+    /// `collision.max_mass_ratio`: in a contact between objects, no inverse mass above this
+    /// many times the contact's smallest nonzero one (infinite: true masses).
     pub max_mass_ratio: f64,
+    /// The object of each particle (may be empty when `max_mass_ratio` is infinite).
+    pub owner: &'a [u32],
+    /// Gravity, m/s²: only particles a contact pushes along it (the supporting side) are
+    /// capped.
+    pub gravity: DVec3,
 }
 
 impl<'a> Mobility<'a> {
@@ -64,22 +79,42 @@ impl<'a> Mobility<'a> {
             inv_mass,
             held: &[],
             max_mass_ratio: f64::INFINITY,
+            owner: &[],
+            gravity: DVec3::ZERO,
         }
     }
 
-    /// The inverse masses of `particles` a contact projects with: each at most
-    /// `max_mass_ratio` times the smallest nonzero one among them (module notes).
-    fn contact_inv_masses<const N: usize>(&self, particles: &[usize; N]) -> [f64; N] {
+    /// The inverse masses a contact along `n` projects `stencil` with: between objects, each
+    /// particle the contact pushes along gravity at most `max_mass_ratio` times the smallest
+    /// nonzero inverse mass in the contact (module notes).
+    fn contact_inv_masses<const N: usize>(&self, stencil: &Stencil<N>, n: DVec3) -> [f64; N] {
+        let particles = &stencil.particles;
         let w = particles.map(|i| self.inv_mass[i]);
+        let one_object = || {
+            particles
+                .iter()
+                .all(|&i| self.owner[i] == self.owner[particles[0]])
+        };
+        if self.max_mass_ratio == f64::INFINITY || one_object() {
+            return w;
+        }
         let heaviest = w
             .iter()
             .copied()
             .filter(|&w| w > 0.0)
             .fold(f64::INFINITY, f64::min);
         let cap = heaviest * self.max_mass_ratio;
+        let down = n.dot(self.gravity);
         // `min` returns `w` itself below the cap (and the cap is never NaN: both factors are
         // positive, or `heaviest` is infinite and every `w` is zero).
-        w.map(|w| w.min(cap))
+        std::array::from_fn(|k| {
+            let supporting = stencil.coefficients[k] * down > 0.0;
+            if supporting {
+                w[k].min(cap)
+            } else {
+                w[k]
+            }
+        })
     }
 
     /// The collider normal holding particle `i` against a move along `direction`, if any.
@@ -124,7 +159,7 @@ impl<const N: usize> Stencil<N> {
         friction: f64,
     ) -> bool {
         let depth = target - n.dot(self.gap(x));
-        let w = mobility.contact_inv_masses(&self.particles);
+        let w = mobility.contact_inv_masses(self, n);
         let holding: [Option<DVec3>; N] =
             std::array::from_fn(|k| mobility.holding(self.particles[k], n * self.coefficients[k]));
         // c_k² w_k, times 1 − (m·u)² for a particle held along m (exactly 1 for a free one,
@@ -251,7 +286,7 @@ mod tests {
         let mobility = Mobility {
             inv_mass: &inv_mass,
             held: &held,
-            max_mass_ratio: f64::INFINITY,
+            ..Mobility::free(&inv_mass)
         };
         assert!(stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &mobility, 0.0));
         assert_eq!(x[1], x_prev[1], "the wall holds the light particle");
@@ -280,7 +315,7 @@ mod tests {
         let mobility = Mobility {
             inv_mass: &inv_mass,
             held: &held,
-            max_mass_ratio: f64::INFINITY,
+            ..Mobility::free(&inv_mass)
         };
         assert!(stencil.resolve(n, 0.01, x.as_mut_slice(), &x_prev, &mobility, 0.0));
         assert_eq!(x[1].y, x_prev[1].y, "nothing along the wall's normal");
@@ -304,7 +339,7 @@ mod tests {
         let mobility = Mobility {
             inv_mass: &inv_mass,
             held: &held,
-            max_mass_ratio: f64::INFINITY,
+            ..Mobility::free(&inv_mass)
         };
         let mut free = x.clone();
         stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &mobility, 0.0);
@@ -319,17 +354,27 @@ mod tests {
         assert_eq!(x, free, "moving down, away from a ceiling, is not held");
     }
 
+    /// The sandwich's light particle (1) under its heavy one (0), two objects, gravity −y.
+    fn capped(inv_mass: &[f64; 2], max_mass_ratio: f64) -> Mobility<'_> {
+        Mobility {
+            max_mass_ratio,
+            owner: &[0, 1],
+            gravity: DVec3::new(0.0, -9.81, 0.0),
+            ..Mobility::free(inv_mass)
+        }
+    }
+
     #[test]
     fn a_contact_projects_with_the_mass_ratio_capped() {
         // A particle 50 times lighter under a heavy one: capped at 4, it takes 4/5 of the
         // depth instead of 50/51, and the gap still reaches its target.
         let (x_prev, stencil, inv_mass, _) = sandwich(DVec3::Y);
-        let capped = Mobility {
-            max_mass_ratio: 4.0,
-            ..Mobility::free(&inv_mass)
+        let resolved = |mobility: &Mobility| {
+            let mut x = x_prev.clone();
+            assert!(stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, mobility, 0.3));
+            x
         };
-        let mut x = x_prev.clone();
-        assert!(stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &capped, 0.0));
+        let x = resolved(&capped(&inv_mass, 4.0));
         let depth = 0.01 - 0.006;
         assert!(
             ((x_prev[1].y - x[1].y) - 0.8 * depth).abs() < 1e-15,
@@ -341,27 +386,36 @@ mod tests {
             "{}",
             x[0]
         );
-        // Within the ratio the masses are the true ones, bit for bit.
-        let wide = Mobility {
-            max_mass_ratio: 50.0,
-            ..Mobility::free(&inv_mass)
-        };
-        let (mut within, mut exact) = (x_prev.clone(), x_prev.clone());
-        stencil.resolve(DVec3::Y, 0.01, within.as_mut_slice(), &x_prev, &wide, 0.3);
-        let free = Mobility::free(&inv_mass);
-        stencil.resolve(DVec3::Y, 0.01, exact.as_mut_slice(), &x_prev, &free, 0.3);
-        assert_eq!(within, exact);
+        // True masses, bit for bit: within the ratio; within one object; with the light
+        // particle on top (gravity +y: the contact pushes it up, the heavy one supports);
+        // without gravity.
+        let exact = resolved(&Mobility::free(&inv_mass));
+        assert_eq!(resolved(&capped(&inv_mass, 50.0)), exact);
+        let cases = [
+            Mobility {
+                owner: &[0, 0],
+                ..capped(&inv_mass, 4.0)
+            },
+            Mobility {
+                gravity: DVec3::new(0.0, 9.81, 0.0),
+                ..capped(&inv_mass, 4.0)
+            },
+            Mobility {
+                gravity: DVec3::ZERO,
+                ..capped(&inv_mass, 4.0)
+            },
+        ];
+        for mobility in &cases {
+            assert_eq!(resolved(mobility), exact);
+        }
     }
 
     #[test]
     fn a_pinned_particle_stays_pinned_under_the_cap() {
         let (x_prev, stencil, _, _) = sandwich(DVec3::Y);
         let inv_mass = [0.0, 50.0];
-        let capped = Mobility {
-            max_mass_ratio: 4.0,
-            ..Mobility::free(&inv_mass)
-        };
         let mut x = x_prev.clone();
+        let capped = capped(&inv_mass, 4.0);
         stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &capped, 0.0);
         assert_eq!(x[0], x_prev[0]);
         assert!((x[1].y - (0.007 - 0.01)).abs() < 1e-15, "{}", x[1]);

@@ -1,7 +1,6 @@
 //! The warning for objects whose contacts the mass-ratio cap changes
 //! (`collision.max_mass_ratio`, `crate::collision::stencil::Mobility`): a user whose heavy
-//! load rests on light cloth should know that the cloth carries at most that many times its
-//! particles' weight.
+//! load rests on light cloth should know that the cloth then carries only part of the load.
 
 use crate::model::{Model, ObjectLayout};
 
@@ -19,46 +18,34 @@ fn mass_range(layout: &ObjectLayout, model: &Model) -> Option<(f64, f64)> {
         })
 }
 
-/// A warning naming the pair of objects (or the one self-colliding object) whose contacts
-/// meet the largest particle mass ratio, when that ratio is above `max_ratio`.
+/// A warning naming the pair of colliding objects whose contacts meet the largest particle
+/// mass ratio, when that ratio is above `max_ratio` (contacts within one object are not
+/// capped).
 pub fn warning(model: &Model, max_ratio: f64) -> Option<String> {
     let ranges: Vec<_> = (model.objects.iter())
-        .map(|layout| mass_range(layout, model))
+        .map(|layout| mass_range(layout, model).filter(|_| layout.collide))
         .collect();
     let mut worst: Option<(f64, usize, usize)> = None;
-    for (a, layout_a) in model.objects.iter().enumerate() {
-        for (b, layout_b) in model.objects.iter().enumerate().skip(a) {
-            let touch = if a == b {
-                layout_a.self_collision
-            } else {
-                layout_a.collide && layout_b.collide
-            };
-            let (Some((heavy_a, light_a)), Some((heavy_b, light_b))) = (ranges[a], ranges[b])
-            else {
+    for (a, range_a) in ranges.iter().enumerate() {
+        for (b, range_b) in ranges.iter().enumerate().skip(a + 1) {
+            let (Some((heavy_a, light_a)), Some((heavy_b, light_b))) = (range_a, range_b) else {
                 continue;
             };
-            let ratio = f64::max(heavy_a / light_b, heavy_b / light_a);
-            if touch && worst.is_none_or(|(largest, _, _)| ratio > largest) {
+            // A contact between them may hold particles of both (a point on a triangle).
+            let ratio = f64::max(*heavy_a, *heavy_b) / f64::min(*light_a, *light_b);
+            if worst.is_none_or(|(largest, _, _)| ratio > largest) {
                 worst = Some((ratio, a, b));
             }
         }
     }
     let (ratio, a, b) = worst.filter(|&(ratio, _, _)| ratio > max_ratio)?;
     let name = |k: usize| crate::quote::quoted(&model.objects[k].name);
-    let between = if a == b {
-        format!(
-            "object `{}`: its particles weigh up to {ratio:.1} times each other",
-            name(a)
-        )
-    } else {
-        format!(
-            "objects `{}` and `{}`: a particle of one weighs up to {ratio:.1} times a particle of the other",
-            name(a),
-            name(b)
-        )
-    };
     Some(format!(
-        "{between}; their contacts are projected with at most collision.max_mass_ratio = {max_ratio} \
-         (a light particle carries at most {max_ratio} times its own weight; docs/physics.md, \"Heavy on light\")"
+        "objects `{}` and `{}`: their particles' masses differ up to {ratio:.1} times; where \
+         the lighter one supports the heavier, their contacts are projected with at most \
+         collision.max_mass_ratio = {max_ratio}, so it carries only that ratio over the true one \
+         of the heavier side's load (docs/physics.md, \"Heavy on light\")",
+        name(a),
+        name(b)
     ))
 }

@@ -647,9 +647,9 @@ pub enum ColliderShape {
 pub struct Collision {
     pub thickness: f64,
     pub friction: f64,
-    /// Largest ratio of two particles' masses a contact between them projects with; a
-    /// lighter particle is treated as this many times lighter than the heaviest one in the
-    /// contact, no more (a large value, e.g. 1e9, projects with true masses). See
+    /// Largest ratio of two particles' masses a contact between objects projects with: a
+    /// lighter particle under a heavier one (along gravity) is treated as this many times
+    /// lighter than the heaviest one in the contact, no more (a large value, e.g. 1e9, projects with true masses). See
     /// `collision::stencil::Mobility`.
     pub max_mass_ratio: f64,
 }

@@ -177,6 +177,8 @@ impl Frame<'_> {
             // barriers.
             held: unsafe { self.contact_held.as_slice() },
             max_mass_ratio: self.params.contact_mass_ratio,
+            owner: self.owner,
+            gravity: self.params.gravity,
         }
     }
 

@@ -429,6 +429,7 @@ impl Solver {
             v: SharedSlice::new(&mut particles.v),
             inv_mass: &particles.inv_mass,
             mass: &particles.mass,
+            owner: &model.owner,
             stretch: SharedBlock::new(&mut model.stretch),
             tets: SharedBlock::new(&mut model.tets),
             bending: SharedBlock::new(&mut model.bending),
@@ -542,6 +543,8 @@ struct Frame<'a> {
     v: SharedSlice<'a, DVec3>,
     inv_mass: &'a [f64],
     mass: &'a [f64],
+    /// The object of each particle.
+    owner: &'a [u32],
     stretch: SharedBlock<'a, DistanceConstraint>,
     tets: SharedBlock<'a, TetVolumeConstraint>,
     bending: SharedBlock<'a, DihedralConstraint>,
