@@ -86,16 +86,22 @@ SCENES = [
 
 
 def outcome(binary, path, ratio, out):
-    subprocess.run(
+    run = subprocess.run(
         [binary, "run", str(path), "--out", str(out), "--quiet",
          "--set", f"collision.max_mass_ratio={ratio}"],
         capture_output=True,
+        text=True,
     )
-    records = [json.loads(line) for line in (out / "stats.jsonl").open()]
+    stats = out / "stats.jsonl"
+    if not stats.exists():
+        return f"failed (exit {run.returncode}): {run.stderr.strip()[:100]}"
+    records = [json.loads(line) for line in stats.open()]
     frames = [r for r in records if r.get("type") == "frame"]
     summary = [r for r in records if r.get("type") == "summary"]
-    if summary and summary[0]["status"] != "ok":
+    if run.returncode == 1 and summary and summary[0]["status"] == "diverged":
         return f"diverges, frame {len(frames) + 1}"
+    if run.returncode != 0 or not frames:
+        return f"failed (exit {run.returncode})"
     strain = max(r["objects"]["cloth"]["max_edge_strain"] for r in frames)
     return f"{100 * strain:.0f} %"
 

@@ -216,7 +216,7 @@ pub struct SolverParams {
     pub particle_friction: f64,
     /// `collision.max_mass_ratio`: the largest mass ratio a contact between objects is
     /// projected with where the light side supports the heavy one.
-    pub contact_mass_ratio: f64,
+    pub max_mass_ratio: f64,
     /// Present with `solver = "projective"`: the substep's constraints are solved by
     /// Projective Dynamics instead of XPBD's Gauss–Seidel sweeps.
     pub projective: Option<crate::solver::projective::Settings>,

@@ -7,7 +7,8 @@
 //! `C = n · d − target ≥ 0`, `∇_{x_k} C = c_k n` (n held fixed, as usual for contacts).
 //!
 //! With `W = Σ c_k² w_k` the exact projection is `Δλ = −C / W`, `Δx_k = w_k c_k Δλ n`; it
-//! conserves momentum because the coefficients sum to zero. Friction (Macklin et al. 2014,
+//! conserves momentum because the coefficients sum to zero (unless the mass ratio is capped,
+//! below). Friction (Macklin et al. 2014,
 //! §6.1) removes the tangential part `s_t` of the gap's change over the substep,
 //! `s = Σ c_k (x_k − x_prev_k)`, up to `μ · depth`, with the same weights:
 //! `Δx_k = −w_k c_k r / W` for the removed slip `r` changes the gap by exactly `−r`.
@@ -19,8 +20,8 @@
 //! other fails: the particle contact moves mostly the light cloth particle, into the collider,
 //! the collider contact puts it back, and the heavy side moves by only `w_heavy / W` of its
 //! overlap per iteration, so arriving water passes the cloth's plane and swaps sides (measured:
-//! cloth speeds of 40–50 m/s within a frame; docs/physics.md "Particles held by a collider"). Solving
-//! both together is the projection with the held particle's inverse mass restricted to the
+//! cloth speeds of 40–50 m/s within a frame; docs/physics.md "Particles held by a collider").
+//! Solving both together is the projection with the held particle's inverse mass restricted to the
 //! collider's tangent plane, `w_k (I − m mᵀ)` (the wall's infinite mass in the Schur
 //! complement): `W = Σ c_k² w_k (1 − (m_k·n)²)` over held particles moving into their
 //! collider (`c_k n · m_k < 0`; one moving away from it is free, the wall does not pull) and
@@ -37,20 +38,24 @@
 //! (measured: 2× stretch in 7 frames, divergence at frame 9–10; docs/physics.md "Heavy on
 //! light"). A contact between particles of different objects therefore projects the particles
 //! it pushes along gravity — the supporting side — with their inverse masses capped at
-//! `R · w_min`, `w_min` the smallest nonzero inverse mass in the contact and
-//! `R = collision.max_mass_ratio`: the mass scaling of contact handling that stacking solvers
-//! use, which makes what is below heavier than what rests on it (Macklin et al. 2014, "Unified
-//! Particle Physics", mass scaling by height; Guendelman et al. 2003, shock propagation). A
-//! light particle resting on a heavy one, a contact across gravity and every contact without
-//! gravity keep their true masses: there Gauss–Seidel converges, and a cap would make the
-//! light side press harder than it weighs. Contacts within the ratio keep their bits (the cap leaves
-//! their inverse masses as they are); pinned particles (inverse mass 0) stay pinned. Contacts
-//! within one object keep their true masses: there a ratio comes from the mesh (a grid's corner
-//! particle weighs a sixth of an inner one), not from a load. The price: the contact moves the
-//! light particle only `R` times as far as the heavy one, so at rest it passes on `R·m/M` of
-//! the load the heavy particle bears, not all of it (a cloth under water 50 times heavier per
+//! `R w_load`: `w_load` the smallest nonzero inverse mass among the particles it pushes against
+//! gravity (the load), `R = collision.max_mass_ratio`; any tilt short of horizontal takes the
+//! full cap (relaxing it as `R / |cos θ|` let the sagging sides of a 41 × 41 trampoline
+//! diverge). This is
+//! the mass scaling of contact handling that stacking solvers use, which makes what is below
+//! heavier than what rests on it (Macklin et al. 2014, "Unified Particle Physics", mass scaling
+//! by height; Guendelman et al. 2003, shock propagation). A light particle resting on a heavy
+//! one, a contact across gravity and every contact without gravity keep their true masses:
+//! there Gauss–Seidel converges, and a cap would make the light side press harder than it
+//! weighs. Contacts within the ratio keep their bits (the cap leaves their inverse masses as
+//! they are); pinned particles (inverse mass 0) stay pinned. Contacts within one object keep
+//! their true masses: there a ratio comes from the mesh (a grid's corner particle weighs a
+//! sixth of an inner one), not from a load. The price: the contact moves the light particle
+//! only about `R` times as far as the heavy one, so at rest it passes on about `R·m/M` of the
+//! load the heavy particle bears, not all of it (a cloth under water 50 times heavier per
 //! particle carries 8 % of the water's weight at `R = 4`; tested in
-//! `tests/integration/object_contacts.rs`).
+//! `tests/integration/object_contacts.rs`), and neither momentum nor, through friction, its
+//! tangential part is conserved by a capped contact.
 
 use crate::constraints::Positions;
 use glam::DVec3;
@@ -84,9 +89,10 @@ impl<'a> Mobility<'a> {
         }
     }
 
-    /// The inverse masses a contact along `n` projects `stencil` with: between objects, each
-    /// particle the contact pushes along gravity at most `max_mass_ratio` times the smallest
-    /// nonzero inverse mass in the contact (module notes).
+    /// The inverse masses a contact along `n` projects `stencil` with (module notes): between
+    /// objects, each particle the contact pushes along gravity (the supporting side) at most
+    /// `max_mass_ratio` times the smallest nonzero inverse mass among the particles it pushes
+    /// against gravity (the load).
     fn contact_inv_masses<const N: usize>(&self, stencil: &Stencil<N>, n: DVec3) -> [f64; N] {
         let particles = &stencil.particles;
         let w = particles.map(|i| self.inv_mass[i]);
@@ -98,18 +104,18 @@ impl<'a> Mobility<'a> {
         if self.max_mass_ratio == f64::INFINITY || one_object() {
             return w;
         }
-        let heaviest = w
-            .iter()
-            .copied()
-            .filter(|&w| w > 0.0)
-            .fold(f64::INFINITY, f64::min);
-        let cap = heaviest * self.max_mass_ratio;
         let down = n.dot(self.gravity);
-        // `min` returns `w` itself below the cap (and the cap is never NaN: both factors are
-        // positive, or `heaviest` is infinite and every `w` is zero).
+        // Particle k moves along c_k n: along gravity when c_k n · g > 0.
+        let along_gravity = |k: usize| stencil.coefficients[k] * down;
+        let load_w_min = (0..N)
+            .filter(|&k| along_gravity(k) < 0.0 && w[k] > 0.0)
+            .map(|k| w[k])
+            .fold(f64::INFINITY, f64::min);
+        // Infinite (no cap) without a movable load: across or without gravity; never NaN.
+        let cap = load_w_min * self.max_mass_ratio;
+        // `min` returns `w` itself below the cap: those contacts keep their bits.
         std::array::from_fn(|k| {
-            let supporting = stencil.coefficients[k] * down > 0.0;
-            if supporting {
+            if along_gravity(k) > 0.0 {
                 w[k].min(cap)
             } else {
                 w[k]
@@ -367,14 +373,16 @@ mod tests {
     #[test]
     fn a_contact_projects_with_the_mass_ratio_capped() {
         // A particle 50 times lighter under a heavy one: capped at 4, it takes 4/5 of the
-        // depth instead of 50/51, and the gap still reaches its target.
+        // depth instead of 50/51, and the gap still reaches its target. The heavy one slides
+        // 1 mm, so friction acts too.
         let (x_prev, stencil, inv_mass, _) = sandwich(DVec3::Y);
-        let resolved = |mobility: &Mobility| {
+        let resolved = |mobility: &Mobility, n: DVec3, friction: f64| {
             let mut x = x_prev.clone();
-            assert!(stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, mobility, 0.3));
+            x[0].x += 0.001;
+            assert!(stencil.resolve(n, 0.01, x.as_mut_slice(), &x_prev, mobility, friction));
             x
         };
-        let x = resolved(&capped(&inv_mass, 4.0));
+        let x = resolved(&capped(&inv_mass, 4.0), DVec3::Y, 0.0);
         let depth = 0.01 - 0.006;
         assert!(
             ((x_prev[1].y - x[1].y) - 0.8 * depth).abs() < 1e-15,
@@ -386,11 +394,18 @@ mod tests {
             "{}",
             x[0]
         );
-        // True masses, bit for bit: within the ratio; within one object; with the light
-        // particle on top (gravity +y: the contact pushes it up, the heavy one supports);
-        // without gravity.
-        let exact = resolved(&Mobility::free(&inv_mass));
-        assert_eq!(resolved(&capped(&inv_mass, 50.0)), exact);
+        // Tilted 60° from gravity, the full cap still: the light one takes 4/5.
+        let tilted = DVec3::new(0.75_f64.sqrt(), 0.5, 0.0);
+        let x = resolved(&capped(&inv_mass, 4.0), tilted, 0.0);
+        let depth = 0.01 - tilted.dot(DVec3::new(0.001, 0.006, 0.0));
+        let moved = tilted.dot(x_prev[1] - x[1]);
+        assert!((moved - 0.8 * depth).abs() < 1e-15, "{moved}");
+        // True masses, bit for bit, friction included: within the ratio; within one object;
+        // with the light particle on top (gravity +y: the contact pushes it up, the heavy one
+        // supports); without gravity.
+        let exact = resolved(&Mobility::free(&inv_mass), DVec3::Y, 0.3);
+        assert_ne!(exact[1].x, x_prev[1].x, "friction acts");
+        assert_eq!(resolved(&capped(&inv_mass, 50.0), DVec3::Y, 0.3), exact);
         let cases = [
             Mobility {
                 owner: &[0, 0],
@@ -406,8 +421,31 @@ mod tests {
             },
         ];
         for mobility in &cases {
-            assert_eq!(resolved(mobility), exact);
+            assert_eq!(resolved(mobility, DVec3::Y, 0.3), exact);
         }
+    }
+
+    #[test]
+    fn a_light_point_on_an_edge_of_mixed_masses_keeps_its_true_masses() {
+        // A 10 g point pressing on an edge of a 1 kg and a 1/3 kg particle, capped at 1: the
+        // load (the point) is the lightest particle, so nothing is capped — the edge's own
+        // mass spread does not count.
+        let x_prev = vec![DVec3::new(0.5, 0.008, 0.0), DVec3::ZERO, DVec3::X];
+        let mut start = x_prev.clone();
+        start[0] += DVec3::new(0.002, -0.003, 0.0);
+        let inv_mass = [100.0, 1.0, 3.0];
+        let mobility = Mobility {
+            max_mass_ratio: 1.0,
+            owner: &[1, 0, 0],
+            gravity: DVec3::new(0.0, -9.81, 0.0),
+            ..Mobility::free(&inv_mass)
+        };
+        let (mut x, mut exact) = (start.clone(), start);
+        let stencil = particle_on_edge();
+        assert!(stencil.resolve(DVec3::Y, 0.01, x.as_mut_slice(), &x_prev, &mobility, 0.3));
+        let free = Mobility::free(&inv_mass);
+        stencil.resolve(DVec3::Y, 0.01, exact.as_mut_slice(), &x_prev, &free, 0.3);
+        assert_eq!(x, exact);
     }
 
     #[test]

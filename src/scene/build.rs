@@ -244,7 +244,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             max_speed: sim.max_speed,
             particle_radius: file.collision.thickness,
             particle_friction: file.collision.friction,
-            contact_mass_ratio: file.collision.max_mass_ratio,
+            max_mass_ratio: file.collision.max_mass_ratio,
             projective: (sim.solver == SolverKind::Projective).then(|| {
                 crate::solver::projective::Settings {
                     chebyshev_rho: sim.projective.as_ref().map_or(0.0, |t| t.chebyshev_rho),

@@ -1,6 +1,8 @@
 //! The warning for objects whose contacts the mass-ratio cap changes
 //! (`collision.max_mass_ratio`, `crate::collision::stencil::Mobility`): a user whose heavy
 //! load rests on light cloth should know that the cloth then carries only part of the load.
+//! It is worked out from the masses at the start; tearing, which splits a particle's mass,
+//! can raise the ratio later.
 
 use crate::model::{Model, ObjectLayout};
 
@@ -18,10 +20,13 @@ fn mass_range(layout: &ObjectLayout, model: &Model) -> Option<(f64, f64)> {
         })
 }
 
-/// A warning naming the pair of colliding objects whose contacts meet the largest particle
-/// mass ratio, when that ratio is above `max_ratio` (contacts within one object are not
-/// capped).
+/// A warning naming the pair of colliding objects with the largest ratio of a particle of
+/// one to a particle of the other, when that ratio is above `max_ratio` and there is gravity
+/// (without it nothing is capped; contacts within one object never are).
 pub fn warning(model: &Model, max_ratio: f64) -> Option<String> {
+    if model.params.gravity == glam::DVec3::ZERO {
+        return None;
+    }
     let ranges: Vec<_> = (model.objects.iter())
         .map(|layout| mass_range(layout, model).filter(|_| layout.collide))
         .collect();
@@ -31,8 +36,8 @@ pub fn warning(model: &Model, max_ratio: f64) -> Option<String> {
             let (Some((heavy_a, light_a)), Some((heavy_b, light_b))) = (range_a, range_b) else {
                 continue;
             };
-            // A contact between them may hold particles of both (a point on a triangle).
-            let ratio = f64::max(*heavy_a, *heavy_b) / f64::min(*light_a, *light_b);
+            // A particle of one resting on a particle of the other, either way round.
+            let ratio = f64::max(heavy_a / light_b, heavy_b / light_a);
             if worst.is_none_or(|(largest, _, _)| ratio > largest) {
                 worst = Some((ratio, a, b));
             }
@@ -41,10 +46,10 @@ pub fn warning(model: &Model, max_ratio: f64) -> Option<String> {
     let (ratio, a, b) = worst.filter(|&(ratio, _, _)| ratio > max_ratio)?;
     let name = |k: usize| crate::quote::quoted(&model.objects[k].name);
     Some(format!(
-        "objects `{}` and `{}`: their particles' masses differ up to {ratio:.1} times; where \
-         the lighter one supports the heavier, their contacts are projected with at most \
-         collision.max_mass_ratio = {max_ratio}, so it carries only that ratio over the true one \
-         of the heavier side's load (docs/physics.md, \"Heavy on light\")",
+        "objects `{}` and `{}`: a particle of one weighs up to {ratio:.1} times a particle of \
+         the other; where the lighter supports the heavier, their contacts treat it as at most \
+         {max_ratio} times lighter, so it carries about {max_ratio}/{ratio:.1} of the load \
+         (collision.max_mass_ratio; docs/physics.md, \"Heavy on light\")",
         name(a),
         name(b)
     ))

@@ -649,8 +649,8 @@ pub struct Collision {
     pub friction: f64,
     /// Largest ratio of two particles' masses a contact between objects projects with: a
     /// lighter particle under a heavier one (along gravity) is treated as this many times
-    /// lighter than the heaviest one in the contact, no more (a large value, e.g. 1e9, projects with true masses). See
-    /// `collision::stencil::Mobility`.
+    /// lighter than the heaviest one it supports, no more (a large value, e.g. 1e9, projects
+    /// with true masses). See `collision::stencil::Mobility`.
     pub max_mass_ratio: f64,
 }
 

@@ -494,9 +494,7 @@ fn water_in_a_trampoline_pinned_at_its_edges_rests_in_it() {
         .unwrap();
     let report = String::from_utf8_lossy(&check.stdout);
     assert!(
-        report.contains(
-            "objects `cloth` and `water`: their particles' masses differ up to 50.0 times"
-        ),
+        report.contains("objects `cloth` and `water`: a particle of one weighs up to 50.0 times"),
         "{report}"
     );
     let records = frame_records(&ws.out());

@@ -176,7 +176,7 @@ impl Frame<'_> {
             // thread for its own particles, both separated from the particle contacts by
             // barriers.
             held: unsafe { self.contact_held.as_slice() },
-            max_mass_ratio: self.params.contact_mass_ratio,
+            max_mass_ratio: self.params.max_mass_ratio,
             owner: self.owner,
             gravity: self.params.gravity,
         }
