@@ -8,9 +8,9 @@
 //!
 //! With `W = Σ c_k² w_k` the exact projection is `Δλ = −C / W`, `Δx_k = w_k c_k Δλ n`; it
 //! conserves momentum because the coefficients sum to zero (unless the mass ratio is capped,
-//! below). Friction (Macklin et al. 2014,
-//! §6.1) removes the tangential part `s_t` of the gap's change over the substep,
-//! `s = Σ c_k (x_k − x_prev_k)`, up to `μ · depth`, with the same weights:
+//! below). Friction (Macklin et al. 2014, §6.1) removes the tangential part `s_t` of the
+//! gap's change over the substep, `s = Σ c_k (x_k − x_prev_k)`, up to `μ · depth`, with the
+//! same weights:
 //! `Δx_k = −w_k c_k r / W` for the removed slip `r` changes the gap by exactly `−r`.
 //!
 //! **Particles held by a collider.** A particle pressed against an immovable collider (outward
@@ -21,8 +21,8 @@
 //! the collider contact puts it back, and the heavy side moves by only `w_heavy / W` of its
 //! overlap per iteration, so arriving water passes the cloth's plane and swaps sides (measured:
 //! cloth speeds of 40–50 m/s within a frame; docs/physics.md "Particles held by a collider").
-//! Solving both together is the projection with the held particle's inverse mass restricted to the
-//! collider's tangent plane, `w_k (I − m mᵀ)` (the wall's infinite mass in the Schur
+//! Solving both together is the projection with the held particle's inverse mass restricted to
+//! the collider's tangent plane, `w_k (I − m mᵀ)` (the wall's infinite mass in the Schur
 //! complement): `W = Σ c_k² w_k (1 − (m_k·n)²)` over held particles moving into their
 //! collider (`c_k n · m_k < 0`; one moving away from it is free, the wall does not pull) and
 //! `c_k² w_k` over the others, `Δx_k = w_k c_k P_k n Δλ`. The gap still changes by exactly the
@@ -41,11 +41,11 @@
 //! `R w_load`: `w_load` the smallest nonzero inverse mass among the particles it pushes against
 //! gravity (the load), `R = collision.max_mass_ratio`; any tilt short of horizontal takes the
 //! full cap (relaxing it as `R / |cos θ|` let the sagging sides of a 41 × 41 trampoline
-//! diverge). This is
-//! the mass scaling of contact handling that stacking solvers use, which makes what is below
-//! heavier than what rests on it (Macklin et al. 2014, "Unified Particle Physics", mass scaling
-//! by height; Guendelman et al. 2003, shock propagation). A light particle resting on a heavy
-//! one, a contact across gravity and every contact without gravity keep their true masses:
+//! diverge). This is the mass scaling of contact handling that stacking solvers use, which
+//! makes what is below heavier than what rests on it (Macklin et al. 2014, "Unified Particle
+//! Physics", mass scaling by height; Guendelman et al. 2003, shock propagation). A light
+//! particle resting on a heavy one, a contact across gravity and every contact without gravity
+//! keep their true masses:
 //! there Gauss–Seidel converges, and a cap would make the light side press harder than it
 //! weighs. Contacts within the ratio keep their bits (the cap leaves their inverse masses as
 //! they are); pinned particles (inverse mass 0) stay pinned. Contacts within one object keep
@@ -67,8 +67,9 @@ use glam::DVec3;
 pub struct Mobility<'a> {
     pub inv_mass: &'a [f64],
     pub held: &'a [DVec3],
-    /// `collision.max_mass_ratio`: in a contact between objects, no inverse mass above this
-    /// many times the contact's smallest nonzero one (infinite: true masses).
+    /// `collision.max_mass_ratio`: in a contact between objects, no particle of the supporting
+    /// side gets an inverse mass above this many times the load's smallest nonzero one
+    /// (infinite: true masses).
     pub max_mass_ratio: f64,
     /// The object of each particle (may be empty when `max_mass_ratio` is infinite).
     pub owner: &'a [u32],

@@ -252,10 +252,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             }),
         },
     };
-    warnings.extend(contact_masses::warning(
-        &model,
-        file.collision.max_mass_ratio,
-    ));
+    warnings.extend(contact_masses::warning(&model));
     Ok(Built { model, warnings })
 }
 

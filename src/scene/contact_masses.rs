@@ -21,9 +21,10 @@ fn mass_range(layout: &ObjectLayout, model: &Model) -> Option<(f64, f64)> {
 }
 
 /// A warning naming the pair of colliding objects with the largest ratio of a particle of
-/// one to a particle of the other, when that ratio is above `max_ratio` and there is gravity
-/// (without it nothing is capped; contacts within one object never are).
-pub fn warning(model: &Model, max_ratio: f64) -> Option<String> {
+/// one to a particle of the other, when that ratio is above the model's `max_mass_ratio` and
+/// there is gravity (without it nothing is capped; contacts within one object never are).
+pub fn warning(model: &Model) -> Option<String> {
+    let max_ratio = model.params.max_mass_ratio;
     if model.params.gravity == glam::DVec3::ZERO {
         return None;
     }
