@@ -9,21 +9,27 @@
 //! larger and slower than searching.)
 //!
 //! **Reference.** At a rebuild each particle's box `B_i` spans its positions at the start and
-//! the end of that substep. The lists stay valid while one shift `c` (a common motion, which
-//! moves no box relative to another: a falling or carried cloth needs no rebuild) keeps every
-//! later position `y` (start and end of each substep) inside `B_i + c` grown by `S/2`, per
-//! axis; such a `c` exists exactly when, per axis,
+//! the end of that substep and where its motion in that substep, kept up for
+//! [`EXTRAPOLATED_SUBSTEPS`] more substeps, would take it: a particle falling or flying
+//! freely keeps to its box, so the lists outlast a fall instead of expiring in every substep
+//! of it. The lists stay valid while one shift `c` (a common motion, which moves no box
+//! relative to another: a carried cloth needs no rebuild) keeps every later position `y`
+//! (start and end of each substep) inside `B_i + c` grown by `S/2`, per axis; such a `c`
+//! exists exactly when, per axis,
 //!
 //! `max_i,y (y − B_i.max) − min_i,y (y − B_i.min) ≤ S`  ([`Skin::covers`]).
+//!
+//! The argument holds for any boxes `B_i`: the extrapolation only makes them longer along
+//! each particle's motion. It costs longer lists (more pairs re-tested in every substep) and
+//! buys fewer rebuilds; docs/benchmarks.md ("Self collision (pile)") has the measurements
+//! that chose `K` and `S`.
 //!
 //! The exact tests use the particles' swept boxes grown by a contact margin `g` (a triangle
 //! `D`, the contact distance 2r, and the particle under it 0; an edge `D/2`), so while the
 //! lists are valid each lies inside the reference boxes shifted by `c` and grown by `g + S/2`,
 //! and two that overlap now overlapped in the reference (shifts cancel). The lists are
 //! searched with `g + M/2`, `M = 9/8 S` plus 64 ulps of the largest coordinate the lists
-//! are kept for (2·10⁹ m: 28 µm), so rounding cannot drop a pair at the border. Lists built where the particles' motions in the
-//! substep already differ by more than `S/2` would not outlast the next substep, and get
-//! `S = 0` (the cost of a plain search) instead ([`Skin::reset`]).
+//! are kept for (2·10⁹ m: 28 µm), so rounding cannot drop a pair at the border.
 //!
 //! **Same answers.** Each substep the listed pairs go through exactly the tests a fresh search
 //! applies to what it finds (the same box overlap and side), so the candidates do not depend
@@ -42,13 +48,15 @@ const COORDINATE_BOUND: f64 = 2.0 * MAX_ABS_COORDINATE;
 /// there, 28 µm. A fixed length, so a particle far away cannot widen every search.
 const ROUNDING_SLACK: f64 = 64.0 * f64::EPSILON * COORDINATE_BOUND;
 
+/// How many substeps past its own the reference box of a particle follows its motion
+/// (`K`): 8 measured fastest on the pile with `K` from 0 to 16 (docs/benchmarks.md).
+pub const EXTRAPOLATED_SUBSTEPS: f64 = 8.0;
+
 /// The reference boxes and the skin `S`: whether lists built from them still hold every
 /// candidate of a substep.
 #[derive(Debug, Clone, Default)]
 pub struct Skin {
-    /// The skin lists get when they are expected to last.
-    full_width: f64,
-    /// `S` of the current lists: `full_width`, or 0 (see [`Skin::reset`]).
+    /// `S`.
     width: f64,
     /// `B_i`, indexed by particle (only the listed particles' are used); empty before the
     /// first build.
@@ -58,7 +66,6 @@ pub struct Skin {
 impl Skin {
     pub fn new(width: f64) -> Skin {
         Skin {
-            full_width: width,
             width,
             reference: Vec::new(),
         }
@@ -86,26 +93,15 @@ impl Skin {
         finite && (above - below).cmple(DVec3::splat(self.width)).all()
     }
 
-    /// Makes the substep `x_prev` → `x` the reference. The skin is only worth its larger
-    /// search when the lists will last: where the particles' motions in this substep already
-    /// differ by more than half the skin on some axis (a fast particle among slow ones), they
-    /// would outlast at most the next substep, so these lists get no skin and cost what a
-    /// plain search costs. (Either way the candidates are the same.)
+    /// Makes the substep `x_prev` → `x`, continued for [`EXTRAPOLATED_SUBSTEPS`], the
+    /// reference.
     pub fn reset(&mut self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) {
         self.reference.resize(x.len(), (DVec3::ZERO, DVec3::ZERO));
-        let (mut fastest, mut slowest) = (DVec3::NEG_INFINITY, DVec3::INFINITY);
         for &i in particles {
             let (y, y_prev) = (x[i as usize], x_prev[i as usize]);
-            self.reference[i as usize] = bounds([y, y_prev], 0.0);
-            fastest = fastest.max(y - y_prev);
-            slowest = slowest.min(y - y_prev);
+            let ahead = y + EXTRAPOLATED_SUBSTEPS * (y - y_prev);
+            self.reference[i as usize] = bounds([y_prev, y, ahead], 0.0);
         }
-        let motions_differ = (fastest - slowest).max_element();
-        self.width = if motions_differ <= 0.5 * self.full_width {
-            self.full_width
-        } else {
-            0.0
-        };
     }
 
     /// The margin the lists are searched with beyond the contact margins:
@@ -244,7 +240,8 @@ mod tests {
     }
 
     /// Every candidate a search of all pairs finds after the particles moved by a common
-    /// shift and up to the skin relative to each other is in the lists built before.
+    /// shift, along their extrapolated motions, and up to the skin relative to each other is
+    /// in the lists built before.
     #[test]
     fn lists_hold_every_candidate_while_the_skin_covers_the_motion() {
         let (r, skin_width) = (0.02, 0.08);
@@ -263,8 +260,13 @@ mod tests {
             .map(|(k, p)| DVec3::new(p.x + 0.1 * wave(k, 1.7), 0.2 * wave(k, 2.3), p.z))
             .collect();
         let particles: Vec<u32> = (0..reference.len() as u32).collect();
+        // Each particle's motion in the reference substep, different for each.
+        let motion = |k: usize| 0.01 * DVec3::new(wave(k, 0.9), wave(k, 1.1), wave(k, 1.3));
+        let before: Vec<DVec3> = (reference.iter().enumerate())
+            .map(|(k, &p)| p - motion(k))
+            .collect();
         let mut skin = Skin::new(skin_width);
-        skin.reset(&particles, &reference, &reference);
+        skin.reset(&particles, &reference, &before);
         let lists = NearLists {
             point_triangle: TriangleSearch::new(&skin, &triangles, distance)
                 .pairs(&particles, &triangles, &Everyone),
@@ -274,17 +276,18 @@ mod tests {
                 &Everyone,
             ),
         };
-        // Later: everything shifted, each particle moved up to S/2 per axis at both ends.
+        // Later: everything shifted, each particle 5 substeps further along its motion and
+        // moved up to S/2 per axis at both ends.
         let shift = DVec3::new(0.7, -1.3, 0.4);
-        let moved = |f: f64| -> Vec<DVec3> {
+        let moved = |f: f64, substeps: f64| -> Vec<DVec3> {
             (reference.iter().enumerate())
                 .map(|(k, &p)| {
                     let jitter = DVec3::new(wave(k, f), wave(k, f + 0.31), wave(k, f + 0.57));
-                    p + shift + 0.49 * skin_width * jitter
+                    p + substeps * motion(k) + shift + 0.49 * skin_width * jitter
                 })
                 .collect()
         };
-        let (x, x_prev) = (moved(3.1), moved(5.3));
+        let (x, x_prev) = (moved(3.1, 5.0), moved(5.3, 4.0));
         assert!(skin.covers(&particles, &x, &x_prev));
         let n = particles.len() as u32;
         let mut found = 0;
@@ -334,23 +337,35 @@ mod tests {
     }
 
     #[test]
-    fn lists_built_while_one_particle_outruns_the_others_get_no_skin() {
+    fn lists_last_while_a_particle_keeps_its_motion_and_expire_when_it_turns() {
         let particles = [0, 1];
         let x_prev = vec![DVec3::ZERO, DVec3::X];
+        let step = DVec3::new(0.0, -0.06, 0.0); // one particle falls past the other
         let mut x = x_prev.clone();
-        x[1].x += 0.06; // the motions differ by more than S/2 = 0.05
-        let mut skin = Skin::new(0.1);
+        x[1] += step;
+        let mut skin = Skin::new(0.01);
         skin.reset(&particles, &x, &x_prev);
+        let k = EXTRAPOLATED_SUBSTEPS as usize;
+        let (mut start, mut end) = (x.clone(), x.clone());
+        end[1] += step;
+        for substep in 1..=k {
+            assert!(
+                skin.covers(&particles, &end, &start),
+                "substep {substep} of the same motion"
+            );
+            start = end.clone();
+            end[1] += step;
+        }
         assert!(
-            skin.covers(&particles, &x, &x_prev),
-            "the substep it was built in"
+            !skin.covers(&particles, &end, &start),
+            "past the extrapolated substeps"
         );
-        let mut next = x.clone();
-        next[0].x += 0.001; // far less than the skin, but there is none
-        assert!(!skin.covers(&particles, &next, &x));
-        x[1].x -= 0.02; // differing by 0.04 only: the lists get the skin
-        skin.reset(&particles, &x, &x_prev);
-        assert!(skin.covers(&particles, &next, &x));
+        // Turning aside by more than the skin ends the lists at once.
+        let mut turned = x.clone();
+        turned[1] += DVec3::new(0.011, 0.0, 0.0);
+        assert!(!skin.covers(&particles, &turned, &x));
+        turned[1].x -= 0.002; // 9 mm aside: within S
+        assert!(skin.covers(&particles, &turned, &x));
     }
 
     #[test]
