@@ -50,7 +50,7 @@ const ROUNDING_SLACK: f64 = 64.0 * f64::EPSILON * COORDINATE_BOUND;
 
 /// How many substeps past its own the reference box of a particle follows its motion
 /// (`K`): 8 measured fastest on the pile with `K` from 0 to 16 (docs/benchmarks.md).
-pub const EXTRAPOLATED_SUBSTEPS: f64 = 8.0;
+const EXTRAPOLATED_SUBSTEPS: f64 = 8.0;
 
 /// The reference boxes and the skin `S`: whether lists built from them still hold every
 /// candidate of a substep.
