@@ -68,6 +68,9 @@ struct Node {
     bounds: Aabb,
     /// A leaf's item, or an inner node's second child.
     link: u32,
+    /// The largest item below (a leaf's own): a search for items from some index on skips
+    /// the subtrees that hold only earlier ones.
+    last: u32,
     leaf: bool,
 }
 
@@ -170,11 +173,20 @@ impl Bvh {
     /// Depth-first walk, first children first: `enter(box, Some(item))` is called for every
     /// leaf reached, `enter(box, None)` for every inner node, which is descended only if it
     /// returns true.
-    fn walk(&self, mut enter: impl FnMut(&Aabb, Option<u32>) -> bool) {
+    fn walk(&self, enter: impl FnMut(&Aabb, Option<u32>) -> bool) {
+        self.walk_from(0, enter);
+    }
+
+    /// [`Self::walk`] over the leaves of items `first` and later only: subtrees of earlier
+    /// items alone are never entered.
+    fn walk_from(&self, first: u32, mut enter: impl FnMut(&Aabb, Option<u32>) -> bool) {
         let mut stack = Stack::new(!self.nodes.is_empty());
         while let Some(mut index) = stack.pop() {
             loop {
                 let node = &self.nodes[index];
+                if node.last < first {
+                    break;
+                }
                 if node.leaf {
                     enter(&node.bounds, Some(node.link));
                     break;
@@ -194,6 +206,7 @@ impl Bvh {
             self.nodes.push(Node {
                 bounds: Aabb::EMPTY,
                 link: *item,
+                last: *item,
                 leaf: true,
             });
             return index;
@@ -201,6 +214,7 @@ impl Bvh {
         self.nodes.push(Node {
             bounds: Aabb::EMPTY,
             link: 0,
+            last: 0,
             leaf: false,
         });
         let bounds = order
@@ -226,6 +240,7 @@ impl Bvh {
         self.split(left, centroids); // at index + 1
         let second = self.split(right, centroids);
         self.nodes[index].link = second as u32;
+        self.nodes[index].last = self.nodes[index + 1].last.max(self.nodes[second].last);
         index
     }
 
@@ -280,8 +295,21 @@ impl Bvh {
 
     /// Calls `visit` with every leaf (triangle or box) whose box overlaps `[min, max]`, in
     /// tree order.
-    pub fn for_each_overlapping(&self, min: DVec3, max: DVec3, mut visit: impl FnMut(u32)) {
-        self.walk(|bounds, item| {
+    pub fn for_each_overlapping(&self, min: DVec3, max: DVec3, visit: impl FnMut(u32)) {
+        self.for_each_overlapping_from(0, min, max, visit);
+    }
+
+    /// [`Self::for_each_overlapping`] for the leaves of items `first` and later: a search of
+    /// a tree against its own items that wants each pair once (`j > i`) walks about half the
+    /// tree this way instead of discarding the earlier half's leaves.
+    pub fn for_each_overlapping_from(
+        &self,
+        first: u32,
+        min: DVec3,
+        max: DVec3,
+        mut visit: impl FnMut(u32),
+    ) {
+        self.walk_from(first, |bounds, item| {
             let overlaps = boxes_overlap((min, max), (bounds.min, bounds.max));
             if let (true, Some(item)) = (overlaps, item) {
                 visit(item);
@@ -299,6 +327,28 @@ impl Bvh {
         query_box: impl Fn(u32) -> (DVec3, DVec3),
         keep: impl Fn(u32, u32) -> bool,
     ) -> Vec<[u32; 2]> {
+        self.pairs_from(queries, query_box, |_| 0, keep)
+    }
+
+    /// [`Self::overlapping_pairs`] of a tree over the queries' own boxes, each pair once:
+    /// the leaves after each query only (`leaf > q`).
+    pub fn later_overlapping_pairs(
+        &self,
+        queries: impl IntoIterator<Item = u32>,
+        query_box: impl Fn(u32) -> (DVec3, DVec3),
+        keep: impl Fn(u32, u32) -> bool,
+    ) -> Vec<[u32; 2]> {
+        self.pairs_from(queries, query_box, |q| q.saturating_add(1), keep)
+    }
+
+    /// The pairs of [`Self::overlapping_pairs`] whose leaf is `first_leaf(q)` or later.
+    fn pairs_from(
+        &self,
+        queries: impl IntoIterator<Item = u32>,
+        query_box: impl Fn(u32) -> (DVec3, DVec3),
+        first_leaf: impl Fn(u32) -> u32,
+        keep: impl Fn(u32, u32) -> bool,
+    ) -> Vec<[u32; 2]> {
         let mut pairs = Vec::new();
         if self.nodes.is_empty() {
             return pairs; // nothing to overlap (and `query_box` may know no queries then)
@@ -306,7 +356,7 @@ impl Bvh {
         for q in queries {
             let start = pairs.len();
             let (min, max) = query_box(q);
-            self.for_each_overlapping(min, max, |leaf| {
+            self.for_each_overlapping_from(first_leaf(q), min, max, |leaf| {
                 if keep(q, leaf) {
                     pairs.push([q, leaf]);
                 }
@@ -407,5 +457,36 @@ mod tests {
         let found = bvh.closest(&mesh.positions, &triangles, q, 10.0).unwrap();
         assert!((found.distance - brute(&mesh.positions, q)).abs() < 1e-12);
         assert!(bvh.closest(&mesh.positions, &triangles, q, 0.5).is_none());
+    }
+
+    #[test]
+    fn later_pairs_are_the_overlapping_pairs_after_each_query() {
+        // Boxes along a wavy line, in index order along it (as a mesh's items mostly are) and
+        // in an order unrelated to it.
+        for spread in [1, 37] {
+            let boxes: Vec<(DVec3, DVec3)> = (0..200u32)
+                .map(|k| {
+                    let u = f64::from((k * spread) % 200);
+                    let centre = DVec3::new(0.02 * u, 0.2 * (0.05 * u).sin(), 0.0);
+                    bounds([centre], 0.04 + 0.03 * (f64::from(k) * 0.7).sin().abs())
+                })
+                .collect();
+            let bvh = Bvh::over_boxes(&boxes);
+            let keep = |i: u32, j: u32| !(i + j).is_multiple_of(3);
+            let later = bvh.later_overlapping_pairs(0..200, |q| boxes[q as usize], keep);
+            let mut brute = Vec::new();
+            for i in 0..200u32 {
+                for j in i + 1..200 {
+                    if boxes_overlap(boxes[i as usize], boxes[j as usize]) && keep(i, j) {
+                        brute.push([i, j]);
+                    }
+                }
+            }
+            assert!(brute.len() > 100, "{} pairs: too few to test", brute.len());
+            assert_eq!(later, brute, "spread {spread}");
+            let all = bvh.overlapping_pairs(0..200, |q| boxes[q as usize], keep);
+            let after: Vec<_> = all.into_iter().filter(|&[i, j]| j > i).collect();
+            assert_eq!(later, after, "spread {spread}");
+        }
     }
 }

@@ -63,12 +63,10 @@ impl<'a> CrossingPairs<'a> {
             let s = corners(ti);
             let min = s[0].min(s[1]).min(s[2]);
             let max = s[0].max(s[1]).max(s[2]);
-            self.bvh.for_each_overlapping(min, max, |j| {
+            let later = i as u32 + 1;
+            self.bvh.for_each_overlapping_from(later, min, max, |j| {
                 let tj = self.triangles[j as usize];
-                if (j as usize) > i
-                    && !ti.iter().any(|k| tj.contains(k))
-                    && triangles_cross(s, corners(tj))
-                {
+                if !ti.iter().any(|k| tj.contains(k)) && triangles_cross(s, corners(tj)) {
                     count += 1;
                 }
             });

@@ -212,12 +212,12 @@ impl EdgeSearch {
         edges: &[[u32; 2]],
         rules: &impl NearRules,
     ) -> Vec<[u32; 2]> {
-        self.tree.overlapping_pairs(
+        self.tree.later_overlapping_pairs(
             edge_share.map(|i| i as u32),
             |i| self.edge_boxes[i as usize],
             |i, j| {
                 let (ei, ej) = (edges[i as usize], edges[j as usize]);
-                j > i && !ei.iter().any(|k| ej.contains(k)) && rules.edges(i, j)
+                !ei.iter().any(|k| ej.contains(k)) && rules.edges(i, j)
             },
         )
     }
