@@ -46,8 +46,11 @@ pub fn swept_box(
     x_prev: &[DVec3],
     distance: f64,
 ) -> (DVec3, DVec3) {
-    let corners = |at: &[DVec3]| triangle.map(|k| at[k as usize]);
-    bounds(corners(x).into_iter().chain(corners(x_prev)), distance)
+    let ([a, b, c], [a0, b0, c0]) = (
+        triangle.map(|k| x[k as usize]),
+        triangle.map(|k| x_prev[k as usize]),
+    );
+    bounds([a, b, c, a0, b0, c0], distance)
 }
 
 /// The contact of particle `p` with triangle `t` (an index into `triangles`, not holding `p`;
