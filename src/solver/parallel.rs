@@ -30,6 +30,11 @@ pub struct SpinBarrier {
     arrived: AtomicUsize,
     generation: AtomicUsize,
     poisoned: AtomicBool,
+    /// Threads that stopped spinning and sleep (or are about to) on `wake`: the last
+    /// arrival wakes them only when there are any, since a wake-up is a system call even
+    /// with no one to wake (std's futex condition variable), and the solver meets at a
+    /// barrier some 80 times per substep.
+    sleepers: AtomicUsize,
     sleeping: Mutex<()>,
     wake: Condvar,
 }
@@ -44,6 +49,7 @@ impl SpinBarrier {
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             poisoned: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
             sleeping: Mutex::new(()),
             wake: Condvar::new(),
         }
@@ -51,8 +57,13 @@ impl SpinBarrier {
 
     /// Waits until all `threads` have called `wait`. Everything a thread wrote before its call
     /// is visible to every thread after it (the last arrival's `AcqRel` increment acquires the
-    /// others' releases; its release of the generation, made under the lock sleepers check it
-    /// under, publishes them; waiters acquire it). Panics if the barrier was poisoned.
+    /// others' releases; its release of the generation publishes them; waiters acquire it).
+    /// Panics if the barrier was poisoned.
+    ///
+    /// No sleeper is missed: a sleeper counts itself in `sleepers` and then checks the
+    /// generation, the last arrival moves the generation and then reads `sleepers`, all four
+    /// sequentially consistent, so either the sleeper sees the new generation or the arrival
+    /// sees the sleeper; and the arrival wakes under the lock the sleeper checks under.
     pub fn wait(&self) {
         if self.threads == 1 {
             return;
@@ -60,9 +71,11 @@ impl SpinBarrier {
         let generation = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);
-            let _guard = self.sleeping.lock().unwrap_or_else(PoisonError::into_inner);
-            self.generation.fetch_add(1, Ordering::AcqRel);
-            self.wake.notify_all();
+            self.generation.fetch_add(1, Ordering::SeqCst);
+            if self.sleepers.load(Ordering::SeqCst) > 0 {
+                let _guard = self.sleeping.lock().unwrap_or_else(PoisonError::into_inner);
+                self.wake.notify_all();
+            }
             return;
         }
         for _ in 0..SPINS_BEFORE_SLEEP {
@@ -73,8 +86,10 @@ impl SpinBarrier {
             std::hint::spin_loop();
         }
         let mut guard = self.sleeping.lock().unwrap_or_else(PoisonError::into_inner);
-        while self.generation.load(Ordering::Acquire) == generation {
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        while self.generation.load(Ordering::SeqCst) == generation {
             if self.poisoned.load(Ordering::Acquire) {
+                self.sleepers.fetch_sub(1, Ordering::SeqCst);
                 drop(guard);
                 self.check_poison();
                 return;
@@ -84,6 +99,7 @@ impl SpinBarrier {
                 .wait(guard)
                 .unwrap_or_else(PoisonError::into_inner);
         }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Marks the barrier failed and wakes every waiter (they panic).
@@ -339,5 +355,35 @@ mod tests {
                 });
             }
         });
+    }
+
+    #[test]
+    fn sleepers_are_woken_whenever_the_last_thread_arrives_late() {
+        // Threads arrive in turn a little late, so the others spin out and sleep; a lost
+        // wake-up would leave them asleep, which the watchdog reports instead of hanging.
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let threads = 3;
+            let barrier = SpinBarrier::new(threads);
+            std::thread::scope(|scope| {
+                for t in 0..threads {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        for stage in 0..150 {
+                            if stage % threads == t && stage % 2 == 0 {
+                                std::thread::sleep(std::time::Duration::from_millis(2));
+                            }
+                            barrier.wait();
+                        }
+                    });
+                }
+            });
+            done.send(()).unwrap();
+        });
+        let waited = finished.recv_timeout(std::time::Duration::from_secs(60));
+        assert!(
+            waited.is_ok(),
+            "the threads did not all get past the barriers"
+        );
     }
 }
