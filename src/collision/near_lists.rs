@@ -48,9 +48,24 @@ const COORDINATE_BOUND: f64 = 2.0 * MAX_ABS_COORDINATE;
 /// there, 28 µm. A fixed length, so a particle far away cannot widen every search.
 const ROUNDING_SLACK: f64 = 64.0 * f64::EPSILON * COORDINATE_BOUND;
 
-/// How many substeps past its own the reference box of a particle follows its motion
-/// (`K`): 8 measured fastest on the pile with `K` from 0 to 16 (docs/benchmarks.md).
-const EXTRAPOLATED_SUBSTEPS: f64 = 8.0;
+/// How many substeps past its own the reference box of a particle follows its motion at
+/// most (`K`): 8 measured fastest on the pile with a fixed `K` from 0 to 16
+/// (docs/benchmarks.md). Lists that expire sooner, because the motion turned, make the next
+/// reference shorter ([`next_extrapolation`]).
+const EXTRAPOLATED_SUBSTEPS: u32 = 8;
+
+/// The `K` of the next reference, after lists extrapolated `k` substeps covered `kept`
+/// substeps past their own: as many as they lasted, plus one, when the motion turned before
+/// the extrapolation ran out (a longer box would only lengthen the lists); otherwise twice
+/// `k`, up to [`EXTRAPOLATED_SUBSTEPS`]. Fast folding at few substeps (motion long and
+/// curved) then gets short boxes, a particle flying straight keeps the long ones.
+fn next_extrapolation(k: u32, kept: u32) -> u32 {
+    if kept < k {
+        kept + 1
+    } else {
+        (2 * k).min(EXTRAPOLATED_SUBSTEPS)
+    }
+}
 
 /// The reference boxes and the skin `S`: whether lists built from them still hold every
 /// candidate of a substep.
@@ -61,6 +76,10 @@ pub struct Skin {
     /// `B_i`, indexed by particle (only the listed particles' are used); empty before the
     /// first build.
     reference: Vec<(DVec3, DVec3)>,
+    /// `K` of the reference.
+    extrapolated: u32,
+    /// Substeps the reference has covered after its own.
+    kept: u32,
 }
 
 impl Skin {
@@ -68,7 +87,25 @@ impl Skin {
         Skin {
             width,
             reference: Vec::new(),
+            extrapolated: EXTRAPOLATED_SUBSTEPS,
+            kept: 0,
         }
+    }
+
+    /// Whether the lists must be rebuilt for the substep `x_prev` → `x`: if the reference
+    /// does not cover it, the substep becomes the new reference (with `K` from how long the
+    /// old one lasted) and this returns true.
+    pub fn update(&mut self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) -> bool {
+        if self.covers(particles, x, x_prev) {
+            self.kept += 1;
+            return false;
+        }
+        if !self.reference.is_empty() {
+            self.extrapolated = next_extrapolation(self.extrapolated, self.kept);
+        }
+        self.kept = 0;
+        self.reset(particles, x, x_prev);
+        true
     }
 
     /// Whether lists built at the reference hold every candidate of the substep
@@ -93,13 +130,13 @@ impl Skin {
         finite && (above - below).cmple(DVec3::splat(self.width)).all()
     }
 
-    /// Makes the substep `x_prev` → `x`, continued for [`EXTRAPOLATED_SUBSTEPS`], the
-    /// reference.
-    pub fn reset(&mut self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) {
+    /// Makes the substep `x_prev` → `x`, continued for `K` more, the reference.
+    fn reset(&mut self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) {
         self.reference.resize(x.len(), (DVec3::ZERO, DVec3::ZERO));
+        let k = f64::from(self.extrapolated);
         for &i in particles {
             let (y, y_prev) = (x[i as usize], x_prev[i as usize]);
-            let ahead = y + EXTRAPOLATED_SUBSTEPS * (y - y_prev);
+            let ahead = y + k * (y - y_prev);
             self.reference[i as usize] = bounds([y_prev, y, ahead], 0.0);
         }
     }
@@ -386,5 +423,32 @@ mod tests {
         assert!(!skin.covers(&particles, &apart, &shifted));
         apart[1] = DVec3::splat(1e14); // beyond what the rounding slack is made for
         assert!(!skin.covers(&particles, &apart, &shifted));
+    }
+
+    #[test]
+    fn the_extrapolation_shortens_when_motion_turns_and_grows_back_when_it_does_not() {
+        let particles = [0, 1];
+        let mut skin = Skin::new(0.01);
+        let mut x = vec![DVec3::ZERO, DVec3::X];
+        // Particle 1 moves 5 cm per substep: it turns a right angle every substep, then
+        // goes straight.
+        let mut rebuilds = Vec::new();
+        for substep in 0..20 {
+            let motion = match substep {
+                0..6 if substep % 2 == 1 => DVec3::new(0.05, 0.0, 0.0),
+                0..6 => DVec3::new(0.0, 0.05, 0.0),
+                _ => DVec3::new(0.0, 0.0, 0.05),
+            };
+            let x_prev = x.clone();
+            x[1] += motion;
+            if skin.update(&particles, &x, &x_prev) {
+                rebuilds.push((substep, skin.extrapolated));
+            }
+        }
+        // Every turn rebuilds and leaves K = 1; going straight, lists last K substeps and K
+        // doubles up to 8 (the turn at substep 6 sets K = 1 first).
+        let expected = [(0, 8), (1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1)];
+        assert_eq!(&rebuilds[..7], &expected);
+        assert_eq!(&rebuilds[7..], &[(8, 2), (11, 4), (16, 8)]);
     }
 }

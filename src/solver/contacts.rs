@@ -239,11 +239,7 @@ impl ParticleContacts {
     /// the lists are rebuilt from it (one thread; then [`Self::sweep_triangles`] and
     /// [`Self::sweep_edges`], on two threads).
     pub fn lists_stale(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> bool {
-        let stale = !self.triangles.is_empty() && !self.skin.covers(&self.particles, x, x_prev);
-        if stale {
-            self.skin.reset(&self.particles, x, x_prev);
-        }
-        stale
+        !self.triangles.is_empty() && self.skin.update(&self.particles, x, x_prev)
     }
 
     /// Buffers for the swept boxes of every triangle and edge.
