@@ -114,7 +114,10 @@ pub fn swept_box(e: [u32; 2], x: &[DVec3], x_prev: &[DVec3], distance: f64) -> (
 
 /// The contact of edges `pair` (indices into `edges`, sharing no particle; their swept boxes
 /// from [`swept_box`] in `boxes`) in the substep `x_prev` → `x`, if there is one: when their
-/// boxes overlap and the side is known (see the module notes).
+/// boxes overlap and the side is known (see the module notes). Inlined into the loops over
+/// the near lists, where most pairs end at the box test: a call per pair cost as much as the
+/// test (docs/benchmarks.md).
+#[inline]
 pub fn contact(
     pair: [u32; 2],
     edges: &[[u32; 2]],
@@ -126,6 +129,19 @@ pub fn contact(
     if !boxes_overlap(boxes[i], boxes[j]) {
         return None;
     }
+    sided_contact(pair, edges, x, x_prev)
+}
+
+/// [`contact`] after the box test: the side, if known. Out of line, so that what is inlined
+/// is the box test alone.
+#[inline(never)]
+fn sided_contact(
+    pair: [u32; 2],
+    edges: &[[u32; 2]],
+    x: &[DVec3],
+    x_prev: &[DVec3],
+) -> Option<EdgeContact> {
+    let [i, j] = pair.map(|k| k as usize);
     let (ei, ej) = (edges[i], edges[j]);
     let side = interior_side(ends(ei, x_prev), ends(ej, x_prev))
         .or_else(|| interior_side(ends(ei, x), ends(ej, x)))?;

@@ -56,7 +56,9 @@ pub fn swept_box(
 /// The contact of particle `p` with triangle `t` (an index into `triangles`, not holding `p`;
 /// its swept box from [`swept_box`] in `boxes`) in the substep `x_prev` → `x`, if there is
 /// one: when the particle's swept box overlaps the triangle's and its side is known (see the
-/// module notes). `distance` is 2r.
+/// module notes). `distance` is 2r. Inlined like [`super::edge_edge::contact`]: most listed
+/// pairs end at the box test.
+#[inline]
 pub fn contact(
     [p, t]: [u32; 2],
     triangles: &[[u32; 3]],
@@ -69,6 +71,20 @@ pub fn contact(
     if !boxes_overlap(bounds([p0, p1], 0.0), boxes[t as usize]) {
         return None;
     }
+    sided_contact([p, t], triangles, x, x_prev, distance)
+}
+
+/// [`contact`] after the box test: the side, if known. Out of line, so that what is inlined
+/// is the box test alone.
+#[inline(never)]
+fn sided_contact(
+    [p, t]: [u32; 2],
+    triangles: &[[u32; 3]],
+    x: &[DVec3],
+    x_prev: &[DVec3],
+    distance: f64,
+) -> Option<TriangleContact> {
+    let (p1, p0) = (x[p as usize], x_prev[p as usize]);
     let corners = |at: &[DVec3]| triangles[t as usize].map(|k| at[k as usize]);
     let side = side_over(corners(x_prev), p0, 2.0 * distance)
         .or_else(|| side_over(corners(x), p1, 0.0))?;
