@@ -97,7 +97,7 @@ impl Skin {
     /// old one lasted) and this returns true.
     pub fn update(&mut self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) -> bool {
         if self.covers(particles, x, x_prev) {
-            self.kept += 1;
+            self.kept = self.kept.saturating_add(1); // a resting cloth keeps its lists for good
             return false;
         }
         if !self.reference.is_empty() {
