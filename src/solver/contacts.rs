@@ -16,12 +16,13 @@
 //! hash of the particles, points on triangles and edges on edges among the pairs of the near
 //! lists ([`crate::collision::near_lists`]), which are kept while the particles move less than
 //! a skin relative to each other. Thread 0 checks the lists ([`ParticleContacts::lists_stale`]);
-//! every thread sweeps a share of the triangles' and edges' boxes; thread 0 builds the hash
-//! (and, for new lists, the triangles' search tree) while the last thread builds the edges'
-//! tree ([`ParticleContacts::sweep_triangles`], [`ParticleContacts::sweep_edges`]: each a pure
-//! function of the positions, so who builds it changes nothing); every thread then takes a
-//! contiguous share (of the particles, and of the edges for new lists or of the lists
-//! otherwise) and tests its pairs exactly, and the shares are joined in order — the same
+//! then the threads take the pieces of the search from a queue as they come free: the edges'
+//! and the triangles' trees for new lists ([`ParticleContacts::edge_search`],
+//! [`ParticleContacts::triangle_search`]), the hash ([`ParticleContacts::hash`]), and chunks
+//! of the triangles' and edges' swept boxes; then the chunks of the candidates, each a
+//! contiguous range (of the particles, and of the edges for new lists or of the lists
+//! otherwise) whose pairs it tests exactly. Every piece is a pure function of the positions
+//! and the skin, so who built it changes nothing, and the chunks are joined in order: the same
 //! sorted candidates for any thread count.
 //!
 //! The contacts are projected in that order (Gauss–Seidel), on every thread in the levels of
@@ -79,18 +80,15 @@ impl std::ops::Add for Touching {
     }
 }
 
-/// What one substep's candidate tests need of the particles and triangles besides their
-/// swept boxes: the particles hashed, and the search for new point–triangle lists when the
-/// old ones no longer cover the substep. Built by one thread while another builds the
-/// [`EdgeSweep`].
-pub struct TriangleSweep {
-    hash: Option<SpatialHash>,
-    rebuild: Option<TriangleSearch>,
-}
-
-/// When the lists are rebuilt, the search for new edge pairs.
-pub struct EdgeSweep {
-    rebuild: Option<EdgeSearch>,
+/// What one substep's candidate tests search besides the swept boxes: the particles hashed
+/// (none when the radius is 0), and, when the near lists are rebuilt, the searches for new
+/// point–triangle and edge pairs. Each is a pure function of the positions and the skin's
+/// reference ([`ParticleContacts::hash`], [`ParticleContacts::triangle_search`],
+/// [`ParticleContacts::edge_search`]), so any thread may build it.
+#[derive(Clone, Copy)]
+pub struct Searches<'a> {
+    pub hash: Option<&'a SpatialHash>,
+    pub rebuild: Option<(&'a TriangleSearch, &'a EdgeSearch)>,
 }
 
 /// The box (lower and upper corner) a triangle or an edge sweeps over a substep.
@@ -236,8 +234,8 @@ impl ParticleContacts {
 
     /// Whether the near lists no longer cover the substep from the positions at its start
     /// `x_prev` to the predicted `x`; if so, the skin's reference moves to this substep and
-    /// the lists are rebuilt from it (one thread; then [`Self::sweep_triangles`] and
-    /// [`Self::sweep_edges`], on two threads).
+    /// the lists are rebuilt from it (one thread; then [`Self::triangle_search`] and
+    /// [`Self::edge_search`], on any).
     pub fn lists_stale(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> bool {
         !self.triangles.is_empty() && self.skin.update(&self.particles, x, x_prev)
     }
@@ -279,36 +277,33 @@ impl ParticleContacts {
         }
     }
 
-    /// The particles hashed and, when `stale`, the search for new point–triangle lists.
-    pub fn sweep_triangles(&self, x: &[DVec3], stale: bool) -> TriangleSweep {
-        let distance = 2.0 * self.radius;
-        TriangleSweep {
-            // Spheres of radius 0 never touch (and cells of size 0 would put every particle
-            // in one bucket).
-            hash: (self.radius > 0.0).then(|| {
-                let cell = HASH_CELL_REACHES * PAIR_REACH_RADII * self.radius;
-                SpatialHash::build(x, &self.particles, cell)
-            }),
-            rebuild: stale.then(|| TriangleSearch::new(&self.skin, &self.triangles, distance)),
-        }
+    /// The particles hashed for the sphere pairs; none when the radius is 0 (spheres of
+    /// radius 0 never touch, and cells of size 0 would put every particle in one bucket).
+    pub fn hash(&self, x: &[DVec3]) -> Option<SpatialHash> {
+        (self.radius > 0.0).then(|| {
+            let cell = HASH_CELL_REACHES * PAIR_REACH_RADII * self.radius;
+            SpatialHash::build(x, &self.particles, cell)
+        })
     }
 
-    /// When `stale`, the search for new edge pairs.
-    pub fn sweep_edges(&self, stale: bool) -> EdgeSweep {
-        let distance = 2.0 * self.radius;
-        EdgeSweep {
-            rebuild: stale.then(|| EdgeSearch::new(&self.skin, &self.edges, distance)),
-        }
+    /// The search for new point–triangle lists around the skin's reference.
+    pub fn triangle_search(&self) -> TriangleSearch {
+        TriangleSearch::new(&self.skin, &self.triangles, 2.0 * self.radius)
     }
 
-    /// Share `share` of `shares` of this substep's candidates: the sphere pairs of a
+    /// The search for new edge–edge lists around the skin's reference.
+    pub fn edge_search(&self) -> EdgeSearch {
+        EdgeSearch::new(&self.skin, &self.edges, 2.0 * self.radius)
+    }
+
+    /// Chunk `share` of `shares` of this substep's candidates: the sphere pairs of a
     /// contiguous share of the particles, and the listed point–triangle and edge pairs that
     /// pass the exact tests, taken from contiguous ranges (of the particles and edges when the
     /// lists are rebuilt, of the lists otherwise), so the shares joined in order are the
     /// sorted candidates whatever the number of shares (any thread, read-only).
     pub fn candidates(
         &self,
-        (triangle_sweep, edge_sweep): (&TriangleSweep, &EdgeSweep),
+        searches: Searches<'_>,
         (triangle_boxes, edge_boxes): (&[SweptBox], &[SweptBox]),
         x: &[DVec3],
         x_prev: &[DVec3],
@@ -317,7 +312,7 @@ impl ParticleContacts {
     ) -> Candidates {
         let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
         let rest = &self.rest;
-        let pairs = triangle_sweep.hash.as_ref().map_or(Vec::new(), |hash| {
+        let pairs = searches.hash.map_or(Vec::new(), |hash| {
             find_pairs(
                 x,
                 hash,
@@ -330,17 +325,14 @@ impl ParticleContacts {
                 },
             )
         });
-        let rebuilt = match (&triangle_sweep.rebuild, &edge_sweep.rebuild) {
-            (Some(triangles), Some(edges)) => Some(NearLists {
-                point_triangle: triangles.pairs(particles, &self.triangles, self),
-                edges: edges.pairs(
-                    share_of(0..self.edges.len(), share, shares),
-                    &self.edges,
-                    self,
-                ),
-            }),
-            _ => None,
-        };
+        let rebuilt = searches.rebuild.map(|(triangles, edges)| NearLists {
+            point_triangle: triangles.pairs(particles, &self.triangles, self),
+            edges: edges.pairs(
+                share_of(0..self.edges.len(), share, shares),
+                &self.edges,
+                self,
+            ),
+        });
         fn part(list: &[[u32; 2]], share: usize, shares: usize) -> &[[u32; 2]] {
             &list[share_of(0..list.len(), share, shares)]
         }
@@ -367,7 +359,7 @@ impl ParticleContacts {
         }
     }
 
-    /// Takes this substep's candidates: the shares, in share order.
+    /// Takes this substep's candidates: the chunks, in order.
     pub fn set_candidates(&mut self, shares: impl IntoIterator<Item = Candidates>) {
         self.pairs.clear();
         self.triangle_contacts.clear();

@@ -1,5 +1,5 @@
-//! The pieces of the parallel solver: a spinning barrier and a slice that several threads may
-//! write at disjoint indices.
+//! The pieces of the parallel solver: a spinning barrier, a slice that several threads may
+//! write at disjoint indices, and a queue of tasks for stages of uneven pieces.
 //!
 //! The substep runs SPMD-style (Box2D v3's solver): every worker thread of the run's pool runs
 //! the same sequence of stages, each on its own share of the work, and all meet at a
@@ -113,6 +113,32 @@ impl SpinBarrier {
         if self.poisoned.load(Ordering::Acquire) {
             panic!("another worker thread failed");
         }
+    }
+}
+
+/// Tasks `0..count` handed out one at a time to whichever thread asks next: for stages whose
+/// pieces cost unevenly in ways the data does not tell in advance (a tree build against a
+/// hash, the near-list search of a folded part of the cloth against a flat one), so a thread
+/// that finishes early takes more instead of waiting at the barrier. Every task writes its
+/// result to a place of its own and that result depends on the task alone, so who ran it
+/// changes no bit; the results are then read in task order after a barrier.
+#[derive(Debug, Default)]
+pub struct TaskQueue {
+    next: AtomicUsize,
+}
+
+impl TaskQueue {
+    /// Hands the tasks out again from the first. Only in a stage in which no thread takes.
+    pub fn reset(&self) {
+        self.next.store(0, Ordering::Relaxed);
+    }
+
+    /// The next task of `0..count` nobody has taken, if any. Each is handed out once
+    /// between resets; what a task wrote is seen by the other threads after the next
+    /// barrier, like any write of a stage.
+    pub fn take(&self, count: usize) -> Option<usize> {
+        let task = self.next.fetch_add(1, Ordering::Relaxed);
+        (task < count).then_some(task)
     }
 }
 
@@ -288,6 +314,24 @@ mod tests {
                 next = part.end;
             }
             assert_eq!(next, 20);
+        }
+    }
+
+    #[test]
+    fn a_task_queue_hands_every_task_to_exactly_one_thread() {
+        let (queue, threads, count) = (TaskQueue::default(), 4, 1000);
+        for _round in 0..2 {
+            let taken: Vec<Vec<usize>> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|_| scope.spawn(|| std::iter::from_fn(|| queue.take(count)).collect()))
+                    .collect();
+                workers.into_iter().map(|w| w.join().unwrap()).collect()
+            });
+            let mut all: Vec<usize> = taken.concat();
+            all.sort_unstable();
+            assert_eq!(all, (0..count).collect::<Vec<_>>());
+            assert_eq!(queue.take(count), None, "nothing left until a reset");
+            queue.reset();
         }
     }
 

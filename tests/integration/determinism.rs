@@ -192,7 +192,7 @@ fn stacked_patches() -> String {
 
 #[test]
 fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
-    use xpbd_sim::solver::contacts::ParticleContacts;
+    use xpbd_sim::solver::contacts::{ParticleContacts, Searches};
     let file = parse(&stacked_patches()).expect("scene");
     let scene = LoadedScene {
         path: "stacked.toml".into(),
@@ -217,12 +217,17 @@ fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
     let (triangles, edges) = (boxes.triangles.len(), boxes.edges.len());
     contacts.sweep_triangle_boxes(&x, x_prev, 0..triangles, &mut boxes.triangles);
     contacts.sweep_edge_boxes(&x, x_prev, 0..edges, &mut boxes.edges);
-    let sweeps = (
-        &contacts.sweep_triangles(&x, stale),
-        &contacts.sweep_edges(stale),
+    let (hash, triangle_search, edge_search) = (
+        contacts.hash(&x),
+        contacts.triangle_search(),
+        contacts.edge_search(),
     );
+    let searches = Searches {
+        hash: hash.as_ref(),
+        rebuild: stale.then_some((&triangle_search, &edge_search)),
+    };
     let candidates =
-        contacts.candidates(sweeps, (&boxes.triangles, &boxes.edges), &x, x_prev, 0, 1);
+        contacts.candidates(searches, (&boxes.triangles, &boxes.edges), &x, x_prev, 0, 1);
     contacts.set_candidates([candidates]);
     let levels = contacts.level_count();
     assert!(levels > 0);

@@ -7,7 +7,7 @@
 use super::Frame;
 use crate::collision::stencil::Mobility;
 use crate::collision::{resolve_contact, PosedCollider};
-use crate::solver::contacts::Touching;
+use crate::solver::contacts::{Searches, Touching};
 use crate::solver::parallel::share;
 use glam::DVec3;
 use std::sync::atomic::Ordering;
@@ -20,20 +20,20 @@ use std::sync::atomic::Ordering;
 /// early inelastic contact: it cannot add energy.
 const HELD_SLACK_RADII: f64 = 0.1;
 
+/// How many chunks per thread the swept boxes and the candidates are cut into for the task
+/// queues: enough that the last chunk to finish is short beside a thread's whole part, few
+/// enough that what each chunk costs of its own (its lists, joining them) stays small. The
+/// candidates do not depend on it (docs/benchmarks.md, "Issue 13: contact search in chunks").
+pub(super) const CHUNKS_PER_THREAD: usize = 8;
+
 impl Frame<'_> {
-    /// Lists the candidate contacts between particles: thread 0 checks the near lists; every
-    /// thread sweeps its share of the triangles and edges; thread 0 hashes the particles
-    /// (and builds the search for new point–triangle lists when needed) while the last thread
-    /// builds the edges' search; every thread tests its share of the candidates; thread 0
-    /// joins the shares in order.
+    /// Lists the candidate contacts between particles: thread 0 checks the near lists; the
+    /// threads take the pieces of the search as they come free ([`Self::build_searches`]),
+    /// then the chunks of the candidates ([`Self::test_candidates`]); thread 0 joins the
+    /// chunks in order.
     pub(super) fn find_particle_contacts(&self, t: usize) {
         // SAFETY: read-only; nobody writes positions in these stages.
         let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
-        let contacts = || {
-            self.particle_contacts
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-        };
         if t == 0 {
             let stale = self
                 .particle_contacts
@@ -41,70 +41,102 @@ impl Frame<'_> {
                 .unwrap_or_else(|e| e.into_inner())
                 .lists_stale(x, x_prev);
             self.lists_stale.store(stale, Ordering::Relaxed);
+            self.search_tasks.reset();
+            self.candidate_tasks.reset();
         }
         self.barrier.wait();
         let stale = self.lists_stale.load(Ordering::Relaxed);
-        {
-            let contacts = contacts();
-            let triangles = share(0..self.triangle_boxes.len(), t, self.threads);
-            let edges = share(0..self.edge_boxes.len(), t, self.threads);
-            // SAFETY: this thread's shares of the boxes; nobody reads them until the barrier.
-            let (triangle_out, edge_out) = unsafe {
-                (
-                    self.triangle_boxes.range(triangles.clone()),
-                    self.edge_boxes.range(edges.clone()),
-                )
-            };
-            contacts.sweep_triangle_boxes(x, x_prev, triangles, triangle_out);
-            contacts.sweep_edge_boxes(x, x_prev, edges, edge_out);
-        }
+        self.build_searches(stale, x, x_prev);
+        self.barrier.wait();
+        self.test_candidates(stale, x, x_prev);
         self.barrier.wait();
         if t == 0 {
-            let sweep = contacts().sweep_triangles(x, stale);
-            *self
-                .triangle_sweep
-                .write()
-                .unwrap_or_else(|e| e.into_inner()) = Some(sweep);
-        }
-        if t == self.threads - 1 {
-            let sweep = contacts().sweep_edges(stale);
-            *self.edge_sweep.write().unwrap_or_else(|e| e.into_inner()) = Some(sweep);
-        }
-        self.barrier.wait();
-        {
-            let triangle_sweep = self
-                .triangle_sweep
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
-            let edge_sweep = self.edge_sweep.read().unwrap_or_else(|e| e.into_inner());
-            let built = "built by threads 0 and the last before the barrier";
-            let sweeps = (
-                triangle_sweep.as_ref().expect(built),
-                edge_sweep.as_ref().expect(built),
-            );
-            // SAFETY: read-only until the next substep's sweep.
-            let boxes = unsafe { (self.triangle_boxes.as_slice(), self.edge_boxes.as_slice()) };
-            let mine = contacts().candidates(sweeps, boxes, x, x_prev, t, self.threads);
-            *self.candidate_shares[t]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = mine;
-        }
-        self.barrier.wait();
-        if t == 0 {
-            let shares = self
-                .candidate_shares
-                .iter()
-                .map(|share| std::mem::take(&mut *share.lock().unwrap_or_else(|e| e.into_inner())));
+            let chunks = (self.candidate_chunks.iter())
+                .map(|chunk| std::mem::take(&mut *chunk.lock().unwrap_or_else(|e| e.into_inner())));
             self.particle_contacts
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
-                .set_candidates(shares);
-            // The search (hash, trees) is not needed until the next substep builds its own.
+                .set_candidates(chunks);
+            // The searches are not needed until the next substep builds its own.
+            *self.hash.write().unwrap_or_else(|e| e.into_inner()) = None;
             *self
-                .triangle_sweep
+                .triangle_search
                 .write()
                 .unwrap_or_else(|e| e.into_inner()) = None;
-            *self.edge_sweep.write().unwrap_or_else(|e| e.into_inner()) = None;
+            *self.edge_search.write().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    /// Takes the search stage's tasks until none is left: for new near lists the edges' and
+    /// the triangles' trees (the costliest first, so they do not come last), the hash, then
+    /// the chunks of the triangles' and the edges' swept boxes.
+    fn build_searches(&self, stale: bool, x: &[DVec3], x_prev: &[DVec3]) {
+        let contacts = self
+            .particle_contacts
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let chunks = self.candidate_chunks.len();
+        let (triangles, edges) = (self.triangle_boxes.len(), self.edge_boxes.len());
+        while let Some(task) = self.search_tasks.take(3 + 2 * chunks) {
+            match task {
+                0 if stale => {
+                    let search = contacts.edge_search();
+                    *self.edge_search.write().unwrap_or_else(|e| e.into_inner()) = Some(search);
+                }
+                1 if stale => {
+                    let search = contacts.triangle_search();
+                    *self
+                        .triangle_search
+                        .write()
+                        .unwrap_or_else(|e| e.into_inner()) = Some(search);
+                }
+                0 | 1 => {}
+                2 => *self.hash.write().unwrap_or_else(|e| e.into_inner()) = contacts.hash(x),
+                k if k < 3 + chunks => {
+                    let range = share(0..triangles, k - 3, chunks);
+                    // SAFETY: this task's chunk of the boxes, handed to one thread; nobody
+                    // reads them until the barrier.
+                    let out = unsafe { self.triangle_boxes.range(range.clone()) };
+                    contacts.sweep_triangle_boxes(x, x_prev, range, out);
+                }
+                k => {
+                    let range = share(0..edges, k - 3 - chunks, chunks);
+                    // SAFETY: as above.
+                    let out = unsafe { self.edge_boxes.range(range.clone()) };
+                    contacts.sweep_edge_boxes(x, x_prev, range, out);
+                }
+            }
+        }
+    }
+
+    /// Takes chunks of the candidates until none is left, each into its own slot.
+    fn test_candidates(&self, stale: bool, x: &[DVec3], x_prev: &[DVec3]) {
+        let contacts = self
+            .particle_contacts
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let hash = self.hash.read().unwrap_or_else(|e| e.into_inner());
+        let triangle_search = self
+            .triangle_search
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let edge_search = self.edge_search.read().unwrap_or_else(|e| e.into_inner());
+        let built = "built in the search stage of a substep with stale lists";
+        let searches = Searches {
+            hash: hash.as_ref(),
+            rebuild: stale.then(|| {
+                let triangles = triangle_search.as_ref().expect(built);
+                (triangles, edge_search.as_ref().expect(built))
+            }),
+        };
+        // SAFETY: read-only until the next substep's search stage.
+        let boxes = unsafe { (self.triangle_boxes.as_slice(), self.edge_boxes.as_slice()) };
+        let chunks = self.candidate_chunks.len();
+        while let Some(chunk) = self.candidate_tasks.take(chunks) {
+            let found = contacts.candidates(searches, boxes, x, x_prev, chunk, chunks);
+            *self.candidate_chunks[chunk]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = found;
         }
     }
 

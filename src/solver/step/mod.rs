@@ -42,12 +42,12 @@ use projective_stages::ProjectiveStage;
 
 use xpbd_stages::{SharedBlock, WholeObjects};
 
-use super::contacts::{
-    Candidates, EdgeSweep, ParticleContacts, SweptBox, SweptBoxes, TriangleSweep,
-};
+use super::contacts::{Candidates, ParticleContacts, SweptBox, SweptBoxes};
 use super::motion::FrameMotion;
-use super::parallel::{share, SharedSlice, SpinBarrier};
+use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
 use crate::collision::features::{FeatureContacts, SearchShare};
+use crate::collision::near_lists::{EdgeSearch, TriangleSearch};
+use crate::collision::spatial_hash::SpatialHash;
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
@@ -410,9 +410,14 @@ impl Solver {
             feature_contacts: &self.feature_contacts,
             feature_shares: &self.feature_shares,
             lists_stale: AtomicBool::new(false),
-            triangle_sweep: RwLock::new(None),
-            edge_sweep: RwLock::new(None),
-            candidate_shares: (0..threads).map(|_| Mutex::default()).collect(),
+            hash: RwLock::new(None),
+            triangle_search: RwLock::new(None),
+            edge_search: RwLock::new(None),
+            search_tasks: TaskQueue::default(),
+            candidate_tasks: TaskQueue::default(),
+            candidate_chunks: (0..threads * contact_stages::CHUNKS_PER_THREAD)
+                .map(|_| Mutex::default())
+                .collect(),
             touching_shares: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
@@ -516,12 +521,18 @@ struct Frame<'a> {
     feature_shares: &'a [Mutex<SearchShare>],
     /// Whether the current substep rebuilds the near lists.
     lists_stale: AtomicBool,
-    /// What the current substep's candidate tests need (the hash, swept boxes, the searches
-    /// for new near lists), dropped once the candidates are joined; each thread's share of
-    /// them.
-    triangle_sweep: RwLock<Option<TriangleSweep>>,
-    edge_sweep: RwLock<Option<EdgeSweep>>,
-    candidate_shares: Vec<Mutex<Candidates>>,
+    /// What the current substep's candidate tests search (the hash; the searches for new
+    /// near lists when they are rebuilt), built by whichever thread takes the task, dropped
+    /// once the candidates are joined.
+    hash: RwLock<Option<SpatialHash>>,
+    triangle_search: RwLock<Option<TriangleSearch>>,
+    edge_search: RwLock<Option<EdgeSearch>>,
+    /// The tasks of the search stage (the pieces above, chunks of the swept boxes) and of
+    /// the candidate stage (the chunks of `candidate_chunks`).
+    search_tasks: TaskQueue,
+    candidate_tasks: TaskQueue,
+    /// The current substep's candidates, chunk by chunk.
+    candidate_chunks: Vec<Mutex<Candidates>>,
     /// The swept boxes of the self-colliding triangles and edges, filled in shares.
     triangle_boxes: SharedSlice<'a, SweptBox>,
     edge_boxes: SharedSlice<'a, SweptBox>,
