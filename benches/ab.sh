@@ -14,7 +14,10 @@
 #   /usr/bin/time -v BIN run SCENE --out /tmp/bench-out-LABEL --quiet --no-output --threads N
 # A failed run is kept in the raw rows with its exit code and left out of the medians.
 # Raw rows go to $RESULTS/runs.tsv; medians and fastest runs, with ratios to the first label
-# and to the label before it, to $RESULTS/summary.md.
+# and to the label before it, to $RESULTS/summary.md. Where a workload runs at 1 and 2 threads
+# (NAME-t1 and NAME-t2, as in SET=pile), the summary adds each binary's 2-thread speed-up
+# round by round (the two runs of a round are minutes apart at most, so a slow spell of the
+# machine moves both) and their median: the figure to compare with the issue's 1.7.
 # Needs bash, jq, awk and GNU time.
 set -euo pipefail
 
@@ -124,3 +127,31 @@ awk -F'\t' -v first="${labels[0]}" -v all="${labels[*]}" '
                 m, m / base, vp, lo, lo / least(sim[p[1] SUBSEP first]), median(el[order[i]]), median(cpu[order[i]]), median(rss[order[i]]) / 1024, strain[order[i]], speed[order[i]], median(proj[order[i]]) / 1e6
         }
     }' "$runs" | tee "$RESULTS/summary.md"
+
+# 2-thread speed-ups, round by round, where NAME-t1 and NAME-t2 both ran.
+awk -F'\t' '
+    NR == 1 || $10 != 0 || $1 !~ /-t[12]$/ { next }
+    {
+        base = substr($1, 1, length($1) - 3); t = substr($1, length($1))
+        k = base SUBSEP $3
+        if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+        sim[k, $2, t] = $4; rounds[k, $2] = 1
+    }
+    END {
+        for (i = 1; i <= nk; i++) {
+            n = 0; delete r
+            for (kr in rounds) {
+                split(kr, q, SUBSEP)
+                if (q[1] SUBSEP q[2] != order[i]) continue
+                if (((order[i], q[3], 1) in sim) && ((order[i], q[3], 2) in sim))
+                    r[++n] = sim[order[i], q[3], 1] / sim[order[i], q[3], 2]
+            }
+            if (n == 0) continue
+            if (!header++) { print ""; print "| workload | binary | rounds | 2-thread speed-up, per round (sorted) | median |"; print "| --- | --- | --- | --- | --- |" }
+            for (a = 2; a <= n; a++) { v = r[a]; for (b = a - 1; b >= 1 && r[b] > v; b--) r[b + 1] = r[b]; r[b + 1] = v }
+            list = ""; for (a = 1; a <= n; a++) list = list sprintf("%s%.2f", a > 1 ? " " : "", r[a])
+            med = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+            split(order[i], p, SUBSEP)
+            printf "| %s | %s | %d | %s | %.2f |\n", p[1], p[2], n, list, med
+        }
+    }' "$runs" | tee -a "$RESULTS/summary.md"
