@@ -526,7 +526,6 @@ mod tests {
         let ropes: Vec<RopeBendingConstraint> = (0..count)
             .map(|k| RopeBendingConstraint {
                 particles: [0, 1, 2].map(|j| (3 * k + j) as u32),
-                weights: [1.0, -2.0, 1.0],
                 scale: 12.0,
                 material: material(k),
             })

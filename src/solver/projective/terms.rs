@@ -35,7 +35,7 @@
 //! iterations with 0.1 % strain; κ = 10³ keeps 19 %; κ = 10⁶ does not swing at all.
 
 use crate::constraints::Constraint;
-use crate::constraints::{curvature::CurvatureConstraint, Material, Materials};
+use crate::constraints::{curvature::Curvature, Material, Materials};
 use glam::DVec3;
 
 /// Ratio of a hard (compliance 0) term's diagonal weight to its lightest particle's `m/h²`.
@@ -262,27 +262,26 @@ pub struct LinearTerms {
 
 impl LinearTerms {
     pub fn new<const N: usize>(
-        items: &[CurvatureConstraint<N>],
+        items: &[impl Curvature<N>],
         context: &WeightContext,
         mut next_slot: usize,
     ) -> Self {
         let mut weight = Vec::with_capacity(items.len());
         let mut pinned_terms = Vec::new();
         for (k, item) in items.iter().enumerate() {
-            let any_free = item.particles.iter().any(|&i| context.unknowns.is_free(i));
+            let particles = item.particles();
+            let any_free = particles.iter().any(|&i| context.unknowns.is_free(i));
             if !any_free {
                 weight.push(0.0);
                 continue;
             }
-            let s_sq = item.scale * item.scale;
-            let diagonal = item
-                .weights
-                .iter()
+            let s_sq = item.scale() * item.scale();
+            let diagonal = (item.weights().iter())
                 .map(|k| s_sq * k * k)
                 .fold(0.0, f64::max);
-            let material = context.materials.get(item.material);
-            weight.push(context.weight(material, 1.0, &item.particles, diagonal));
-            if item.particles.iter().any(|&i| !context.unknowns.is_free(i)) {
+            let material = context.materials.get(item.material());
+            weight.push(context.weight(material, 1.0, &particles, diagonal));
+            if particles.iter().any(|&i| !context.unknowns.is_free(i)) {
                 pinned_terms.push((k as u32, next_slot as u32));
                 next_slot += N;
             }
@@ -300,7 +299,7 @@ impl LinearTerms {
     /// `W s² K Kᵀ` into the matrix (unknowns only).
     pub fn add_to_matrix<const N: usize>(
         &self,
-        items: &[CurvatureConstraint<N>],
+        items: &[impl Curvature<N>],
         unknowns: &Unknowns,
         matrix: &mut super::factor::LowerTriangle,
     ) {
@@ -308,12 +307,12 @@ impl LinearTerms {
             if w == 0.0 {
                 continue;
             }
-            let unknown = item.particles.map(|i| unknowns.of_particle[i as usize]);
-            let s_sq = item.scale * item.scale;
+            let unknown = item.particles().map(|i| unknowns.of_particle[i as usize]);
+            let (weights, s_sq) = (item.weights(), item.scale() * item.scale());
             for a in 0..N {
                 for b in 0..=a {
                     if unknown[a] != PINNED && unknown[b] != PINNED {
-                        let entry = w * s_sq * item.weights[a] * item.weights[b];
+                        let entry = w * s_sq * weights[a] * weights[b];
                         matrix.add(unknown[a], unknown[b], entry);
                     }
                 }
@@ -325,18 +324,19 @@ impl LinearTerms {
     pub fn contribute<const N: usize>(
         &self,
         item_index: usize,
-        item: &CurvatureConstraint<N>,
+        item: &impl Curvature<N>,
         x: &[DVec3],
         unknowns: &Unknowns,
         out: &mut [DVec3],
     ) {
         let w = self.weight[item_index];
+        let (particles, weights) = (item.particles(), item.weights());
         let pinned: DVec3 = (0..N)
-            .filter(|&j| !unknowns.is_free(item.particles[j]))
-            .map(|j| x[item.particles[j] as usize] * item.weights[j])
+            .filter(|&j| !unknowns.is_free(particles[j]))
+            .map(|j| x[particles[j] as usize] * weights[j])
             .sum();
-        let s_sq = item.scale * item.scale;
-        for (out, k) in out.iter_mut().zip(item.weights) {
+        let s_sq = item.scale() * item.scale();
+        for (out, k) in out.iter_mut().zip(weights) {
             *out = pinned * (-w * s_sq * k);
         }
     }

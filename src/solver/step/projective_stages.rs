@@ -6,7 +6,7 @@
 use super::xpbd_stages::SharedBlock;
 use super::{Divergence, Frame, Solver};
 use crate::collision::PosedCollider;
-use crate::constraints::curvature::CurvatureConstraint;
+use crate::constraints::curvature::Curvature;
 use crate::constraints::Constraint;
 use crate::solver::parallel::{share, SharedSlice};
 use crate::solver::projective::terms::{CentredTerms, LinearTerms};
@@ -271,7 +271,7 @@ impl Frame<'_> {
     fn linear_share<const N: usize>(
         &self,
         pd: &ProjectiveStage,
-        items: &[CurvatureConstraint<N>],
+        items: &[impl Curvature<N>],
         terms: &LinearTerms,
         t: usize,
     ) {
