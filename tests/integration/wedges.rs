@@ -6,6 +6,7 @@ use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use xpbd_sim::output::checkpoint;
 
 /// A small drape: a 12 × 12 cloth on a ball, `frames` frames, a checkpoint every 2.
 fn drape(frames: u64) -> String {
@@ -215,14 +216,7 @@ fn a_wedge_stopped_by_ctrl_c_resumes_to_the_same_bytes() {
     // run keeps only its newest two, so on a busy machine one task may have deleted a given
     // frame's before the other wrote it.
     let has_checkpoint = |task: &str| {
-        let dir = ws.path(&format!("w/{task}/checkpoints"));
-        std::fs::read_dir(dir).is_ok_and(|entries| {
-            entries.flatten().any(|entry| {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                name.starts_with("frame.") && name.ends_with(".ckpt")
-            })
-        })
+        checkpoint::list(&ws.path(&format!("w/{task}"))).is_ok_and(|found| !found.is_empty())
     };
     let tasks = ["w000-bending.compliance=1", "w001-bending.compliance=50"];
     let deadline = Instant::now() + Duration::from_secs(120);
