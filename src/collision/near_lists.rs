@@ -38,6 +38,7 @@
 
 use super::bvh::{bounds, Bvh};
 use crate::mesh::obj::MAX_ABS_COORDINATE;
+use crate::solver::parallel::share;
 use glam::DVec3;
 
 /// Positions the lists are kept for: twice the input limit (a substep's prediction may
@@ -149,23 +150,61 @@ impl Skin {
 }
 
 /// Pairs that may become candidates: `[particle, triangle]` and `[edge, edge]` (ascending),
-/// each list sorted.
+/// each list sorted; or one chunk of such lists, as one search task found it.
 #[derive(Debug, Clone, Default)]
 pub struct NearLists {
     pub point_triangle: Vec<[u32; 2]>,
     pub edges: Vec<[u32; 2]>,
 }
 
-impl NearLists {
-    /// The lists of consecutive shares, joined in order.
-    pub fn join(shares: impl IntoIterator<Item = NearLists>) -> NearLists {
-        let mut all = NearLists::default();
-        for share in shares {
-            all.point_triangle.extend(share.point_triangle);
-            all.edges.extend(share.edges);
-        }
-        all
+/// The near lists as the chunks of consecutive particles and edges they were searched in:
+/// joined in order, the sorted lists. They are read in parts ([`Self::point_triangle`],
+/// [`Self::edges`]) and never joined: copying the chunks into one list was a third of what
+/// thread 0 did alone after the candidate stage while the other threads waited
+/// (docs/benchmarks.md, "Issue 13: less for thread 0 alone").
+#[derive(Debug, Clone, Default)]
+pub struct NearListChunks {
+    chunks: Vec<NearLists>,
+}
+
+impl NearListChunks {
+    pub fn new(chunks: Vec<NearLists>) -> NearListChunks {
+        NearListChunks { chunks }
     }
+
+    /// Part `part` of `parts` (consecutive, as even as whole pairs allow) of the joined
+    /// point–triangle list.
+    pub fn point_triangle(&self, part: usize, parts: usize) -> impl Iterator<Item = &[u32; 2]> {
+        joined_part(
+            self.chunks.iter().map(|c| &c.point_triangle[..]),
+            part,
+            parts,
+        )
+    }
+
+    /// Part `part` of `parts` of the joined edge list, as [`Self::point_triangle`].
+    pub fn edges(&self, part: usize, parts: usize) -> impl Iterator<Item = &[u32; 2]> {
+        joined_part(self.chunks.iter().map(|c| &c.edges[..]), part, parts)
+    }
+}
+
+/// Part `part` of `parts` of the concatenation of `lists`: the items of
+/// `share(0..total, part, parts)`, read from the lists they lie in.
+fn joined_part<'a, T: 'a>(
+    lists: impl Iterator<Item = &'a [T]> + Clone,
+    part: usize,
+    parts: usize,
+) -> impl Iterator<Item = &'a T> {
+    let total = lists.clone().map(<[T]>::len).sum();
+    let range = share(0..total, part, parts);
+    let mut start = 0;
+    lists.flat_map(move |list| {
+        let (first, end) = (start, start + list.len());
+        start = end;
+        let from = range.start.clamp(first, end) - first;
+        let to = range.end.clamp(first, end) - first;
+        list[from..to].iter()
+    })
 }
 
 /// Who may touch whom: the caller's rules (objects, rest distances).

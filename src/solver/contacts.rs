@@ -35,7 +35,9 @@ use super::contact_levels::ContactLevels;
 use super::parallel::share as share_of;
 use crate::collision::bvh::bounds;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
-use crate::collision::near_lists::{EdgeSearch, NearLists, NearRules, Skin, TriangleSearch};
+use crate::collision::near_lists::{
+    EdgeSearch, NearListChunks, NearLists, NearRules, Skin, TriangleSearch,
+};
 use crate::collision::particles::{find_pairs, resolve_pair};
 use crate::collision::point_triangle::{
     self, distance_to_triangle, resolve_triangle_contact, TriangleContact,
@@ -135,7 +137,7 @@ pub struct ParticleContacts {
     radius: f64,
     friction: f64,
     /// The near lists and the reference they were built at.
-    near: NearLists,
+    near: NearListChunks,
     skin: Skin,
     pairs: Vec<[u32; 2]>,
     triangle_contacts: Vec<TriangleContact>,
@@ -201,7 +203,7 @@ impl ParticleContacts {
             close_edges,
             radius,
             friction: model.params.particle_friction,
-            near: NearLists::default(),
+            near: NearListChunks::default(),
             skin: Skin::new(SKIN_RADII * radius),
             pairs: Vec::new(),
             triangle_contacts: Vec::new(),
@@ -333,30 +335,46 @@ impl ParticleContacts {
                 self,
             ),
         });
-        fn part(list: &[[u32; 2]], share: usize, shares: usize) -> &[[u32; 2]] {
-            &list[share_of(0..list.len(), share, shares)]
-        }
-        let (point_triangle, edges) = match &rebuilt {
-            Some(near) => (&near.point_triangle[..], &near.edges[..]),
-            None => (
-                part(&self.near.point_triangle, share, shares),
-                part(&self.near.edges, share, shares),
+        let boxes = (triangle_boxes, edge_boxes);
+        let (triangle_contacts, edge_contacts) = match &rebuilt {
+            Some(near) => self.test_listed(&near.point_triangle, &near.edges, boxes, x, x_prev),
+            None => self.test_listed(
+                self.near.point_triangle(share, shares),
+                self.near.edges(share, shares),
+                boxes,
+                x,
+                x_prev,
             ),
         };
-        let distance = 2.0 * self.radius;
         Candidates {
             pairs,
-            triangle_contacts: (point_triangle.iter())
-                .filter_map(|&pair| {
-                    let boxes = triangle_boxes;
-                    point_triangle::contact(pair, &self.triangles, boxes, x, x_prev, distance)
-                })
-                .collect(),
-            edge_contacts: (edges.iter())
-                .filter_map(|&pair| edge_edge::contact(pair, &self.edges, edge_boxes, x, x_prev))
-                .collect(),
+            triangle_contacts,
+            edge_contacts,
             near: rebuilt,
         }
+    }
+
+    /// The listed point–triangle and edge pairs that pass the exact tests, in order.
+    fn test_listed<'a>(
+        &self,
+        point_triangle: impl IntoIterator<Item = &'a [u32; 2]>,
+        edges: impl IntoIterator<Item = &'a [u32; 2]>,
+        (triangle_boxes, edge_boxes): (&[SweptBox], &[SweptBox]),
+        x: &[DVec3],
+        x_prev: &[DVec3],
+    ) -> (Vec<TriangleContact>, Vec<EdgeContact>) {
+        let distance = 2.0 * self.radius;
+        let triangles = &self.triangles;
+        (
+            (point_triangle.into_iter())
+                .filter_map(|&pair| {
+                    point_triangle::contact(pair, triangles, triangle_boxes, x, x_prev, distance)
+                })
+                .collect(),
+            (edges.into_iter())
+                .filter_map(|&pair| edge_edge::contact(pair, &self.edges, edge_boxes, x, x_prev))
+                .collect(),
+        )
     }
 
     /// Takes this substep's candidates: the chunks, in order.
@@ -372,7 +390,7 @@ impl ParticleContacts {
             near.extend(share.near);
         }
         if !near.is_empty() {
-            self.near = NearLists::join(near);
+            self.near = NearListChunks::new(near);
         }
         let count = self.contact_count();
         let mut levels = std::mem::take(&mut self.levels);
