@@ -173,8 +173,8 @@ impl NearListChunks {
     }
 
     /// Part `part` of `parts` (consecutive, as even as whole pairs allow) of the joined
-    /// point–triangle list.
-    pub fn point_triangle(&self, part: usize, parts: usize) -> impl Iterator<Item = &[u32; 2]> {
+    /// point–triangle list, as the pieces of it in each chunk.
+    pub fn point_triangle(&self, part: usize, parts: usize) -> impl Iterator<Item = &[[u32; 2]]> {
         joined_part(
             self.chunks.iter().map(|c| &c.point_triangle[..]),
             part,
@@ -183,27 +183,29 @@ impl NearListChunks {
     }
 
     /// Part `part` of `parts` of the joined edge list, as [`Self::point_triangle`].
-    pub fn edges(&self, part: usize, parts: usize) -> impl Iterator<Item = &[u32; 2]> {
+    pub fn edges(&self, part: usize, parts: usize) -> impl Iterator<Item = &[[u32; 2]]> {
         joined_part(self.chunks.iter().map(|c| &c.edges[..]), part, parts)
     }
 }
 
-/// Part `part` of `parts` of the concatenation of `lists`: the items of
-/// `share(0..total, part, parts)`, read from the lists they lie in.
+/// Part `part` of `parts` of the concatenation of `lists`, the items of
+/// `share(0..total, part, parts)`, as the pieces of it in each list (some empty). Slices,
+/// not one iterator over the items: the tests of the listed pairs stay tight loops over a
+/// slice (an iterator flattening the chunks made the pile 4 % slower at 1 thread).
 fn joined_part<'a, T: 'a>(
     lists: impl Iterator<Item = &'a [T]> + Clone,
     part: usize,
     parts: usize,
-) -> impl Iterator<Item = &'a T> {
+) -> impl Iterator<Item = &'a [T]> {
     let total = lists.clone().map(<[T]>::len).sum();
     let range = share(0..total, part, parts);
     let mut start = 0;
-    lists.flat_map(move |list| {
+    lists.map(move |list| {
         let (first, end) = (start, start + list.len());
         start = end;
         let from = range.start.clamp(first, end) - first;
         let to = range.end.clamp(first, end) - first;
-        list[from..to].iter()
+        &list[from..to]
     })
 }
 
@@ -303,6 +305,24 @@ impl EdgeSearch {
 mod tests {
     use super::*;
     use crate::collision::{edge_edge, point_triangle};
+
+    /// Reading a part of the lists across the chunks they were found in gives the pairs of
+    /// that part of the joined lists, for chunks of any length (empty ones too).
+    #[test]
+    fn parts_read_across_chunks_are_the_parts_of_the_joined_list() {
+        let chunks: Vec<Vec<u32>> =
+            vec![vec![0, 1, 2], vec![], vec![3], vec![4, 5, 6, 7, 8], vec![]];
+        let joined = chunks.concat();
+        for parts in 1..=11 {
+            for part in 0..parts {
+                let read: Vec<u32> = joined_part(chunks.iter().map(|c| &c[..]), part, parts)
+                    .flatten()
+                    .copied()
+                    .collect();
+                assert_eq!(read, joined[share(0..joined.len(), part, parts)]);
+            }
+        }
+    }
 
     struct Everyone;
 

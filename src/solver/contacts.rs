@@ -337,7 +337,10 @@ impl ParticleContacts {
         });
         let boxes = (triangle_boxes, edge_boxes);
         let (triangle_contacts, edge_contacts) = match &rebuilt {
-            Some(near) => self.test_listed(&near.point_triangle, &near.edges, boxes, x, x_prev),
+            Some(near) => {
+                let (point_triangle, edges) = (&near.point_triangle[..], &near.edges[..]);
+                self.test_listed([point_triangle], [edges], boxes, x, x_prev)
+            }
             None => self.test_listed(
                 self.near.point_triangle(share, shares),
                 self.near.edges(share, shares),
@@ -354,27 +357,31 @@ impl ParticleContacts {
         }
     }
 
-    /// The listed point–triangle and edge pairs that pass the exact tests, in order.
+    /// The listed point–triangle and edge pairs (given as consecutive pieces of the lists)
+    /// that pass the exact tests, in order.
     fn test_listed<'a>(
         &self,
-        point_triangle: impl IntoIterator<Item = &'a [u32; 2]>,
-        edges: impl IntoIterator<Item = &'a [u32; 2]>,
+        point_triangle: impl IntoIterator<Item = &'a [[u32; 2]]>,
+        edges: impl IntoIterator<Item = &'a [[u32; 2]]>,
         (triangle_boxes, edge_boxes): (&[SweptBox], &[SweptBox]),
         x: &[DVec3],
         x_prev: &[DVec3],
     ) -> (Vec<TriangleContact>, Vec<EdgeContact>) {
         let distance = 2.0 * self.radius;
-        let triangles = &self.triangles;
-        (
-            (point_triangle.into_iter())
-                .filter_map(|&pair| {
-                    point_triangle::contact(pair, triangles, triangle_boxes, x, x_prev, distance)
-                })
-                .collect(),
-            (edges.into_iter())
-                .filter_map(|&pair| edge_edge::contact(pair, &self.edges, edge_boxes, x, x_prev))
-                .collect(),
-        )
+        let (mut triangle_contacts, mut edge_contacts) = (Vec::new(), Vec::new());
+        for listed in point_triangle {
+            triangle_contacts.extend(listed.iter().filter_map(|&pair| {
+                point_triangle::contact(pair, &self.triangles, triangle_boxes, x, x_prev, distance)
+            }));
+        }
+        for listed in edges {
+            edge_contacts.extend(
+                listed.iter().filter_map(|&pair| {
+                    edge_edge::contact(pair, &self.edges, edge_boxes, x, x_prev)
+                }),
+            );
+        }
+        (triangle_contacts, edge_contacts)
     }
 
     /// Takes this substep's candidates: the chunks, in order.
