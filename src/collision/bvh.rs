@@ -3,8 +3,9 @@
 //! "Real-Time Collision Detection", 2005, §5.1.5 for the closest point on a triangle); and over
 //! any list of boxes, for the self-collision near lists and the self-intersection count.
 //! Deterministic: a tree depends only on the boxes it is built over (median splits under a
-//! total order), a query visits children in a fixed order, and `closest` keeps the lowest
-//! index among equally close triangles.
+//! total order; a refitted tree keeps the shape it was built with), a query visits children
+//! in a fixed order, and `closest` keeps the lowest index among equally close triangles.
+//! Which leaves a box query reaches does not depend on the tree's shape at all.
 
 use glam::DVec3;
 
@@ -153,6 +154,21 @@ impl Bvh {
             Aabb { min, max }
         });
         bvh
+    }
+
+    /// Sets every box from `leaf_boxes` (leaf k = box k), keeping the tree's shape, when it
+    /// has as many leaves; returns whether it had. What a query finds does not depend on the
+    /// shape (every leaf whose box overlaps the query is reached), only how long it takes:
+    /// a tree built where the boxes lay long ago visits more nodes.
+    pub fn refit_boxes(&mut self, leaf_boxes: &[(DVec3, DVec3)]) -> bool {
+        if self.nodes.len() != (2 * leaf_boxes.len()).saturating_sub(1) {
+            return false;
+        }
+        self.fit(|item| {
+            let (min, max) = leaf_boxes[item as usize];
+            Aabb { min, max }
+        });
+        true
     }
 
     /// Sets every box from its leaves' boxes (children always follow their parent, so a

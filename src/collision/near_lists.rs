@@ -235,20 +235,43 @@ fn reference_union(skin: &Skin, corners: &[u32], by: f64) -> (DVec3, DVec3) {
     bounds(boxes.flat_map(|(min, max)| [min, max]), by)
 }
 
+/// A tree over `boxes`: the one `kept` holds refitted when it has as many leaves, otherwise
+/// a new one. Building took 8 % of the pile's time at one thread, refitting a fraction of
+/// it; the cloth's folds leave the refitted tree a little slower to search
+/// (docs/benchmarks.md, "Issue 13: trees refitted"). The pairs found are the same either way
+/// ([`Bvh::refit_boxes`]).
+fn tree_over(kept: Option<Bvh>, boxes: &[(DVec3, DVec3)]) -> Bvh {
+    if let Some(mut tree) = kept {
+        if tree.refit_boxes(boxes) {
+            return tree;
+        }
+    }
+    Bvh::over_boxes(boxes)
+}
+
 impl TriangleSearch {
     /// The search around the reference of `skin` for points within `distance` of
-    /// `triangles`.
-    pub fn new(skin: &Skin, triangles: &[[u32; 3]], distance: f64) -> TriangleSearch {
+    /// `triangles`, reusing the tree and buffers of `kept` (the last search) if given.
+    pub fn new(
+        skin: &Skin,
+        triangles: &[[u32; 3]],
+        distance: f64,
+        kept: Option<TriangleSearch>,
+    ) -> TriangleSearch {
         let m = skin.search_margin();
-        let particle_boxes: Vec<_> = (skin.reference.iter())
-            .map(|&(min, max)| (min - 0.5 * m, max + 0.5 * m))
-            .collect();
+        let (mut particle_boxes, tree) = match kept {
+            Some(search) => (search.particle_boxes, Some(search.tree)),
+            None => (Vec::new(), None),
+        };
+        particle_boxes.clear();
+        particle_boxes
+            .extend((skin.reference.iter()).map(|&(min, max)| (min - 0.5 * m, max + 0.5 * m)));
         let triangle_boxes: Vec<_> = (triangles.iter())
             .map(|t| reference_union(skin, t, distance + 0.5 * m))
             .collect();
         TriangleSearch {
             particle_boxes,
-            tree: Bvh::over_boxes(&triangle_boxes),
+            tree: tree_over(tree, &triangle_boxes),
         }
     }
 
@@ -271,13 +294,21 @@ impl TriangleSearch {
 impl EdgeSearch {
     /// The search around the reference of `skin` for `edges` within `distance` of each
     /// other.
-    pub fn new(skin: &Skin, edges: &[[u32; 2]], distance: f64) -> EdgeSearch {
+    pub fn new(
+        skin: &Skin,
+        edges: &[[u32; 2]],
+        distance: f64,
+        kept: Option<EdgeSearch>,
+    ) -> EdgeSearch {
         let m = skin.search_margin();
-        let edge_boxes: Vec<_> = (edges.iter())
-            .map(|e| reference_union(skin, e, 0.5 * (distance + m)))
-            .collect();
+        let (mut edge_boxes, tree) = match kept {
+            Some(search) => (search.edge_boxes, Some(search.tree)),
+            None => (Vec::new(), None),
+        };
+        edge_boxes.clear();
+        edge_boxes.extend((edges.iter()).map(|e| reference_union(skin, e, 0.5 * (distance + m))));
         EdgeSearch {
-            tree: Bvh::over_boxes(&edge_boxes),
+            tree: tree_over(tree, &edge_boxes),
             edge_boxes,
         }
     }
@@ -364,9 +395,9 @@ mod tests {
         let mut skin = Skin::new(skin_width);
         skin.reset(&particles, &reference, &before);
         let lists = NearLists {
-            point_triangle: TriangleSearch::new(&skin, &triangles, distance)
+            point_triangle: TriangleSearch::new(&skin, &triangles, distance, None)
                 .pairs(&particles, &triangles, &Everyone),
-            edges: EdgeSearch::new(&skin, &edges, distance).pairs(
+            edges: EdgeSearch::new(&skin, &edges, distance, None).pairs(
                 0..edges.len(),
                 &edges,
                 &Everyone,
@@ -430,6 +461,54 @@ mod tests {
         for list in [&lists.point_triangle, &lists.edges] {
             assert!(list.windows(2).all(|w| w[0] < w[1]), "sorted, no repeats");
         }
+    }
+
+    /// A search whose tree was built where the cloth lay flat and refitted after it
+    /// crumpled finds the same pairs as one built on the crumpled cloth, in the same order.
+    #[test]
+    fn a_refitted_search_finds_what_a_new_one_finds() {
+        let (distance, skin_width) = (0.04, 0.08);
+        let mesh = crate::mesh::primitives::grid([1.0, 1.0], 12, 12);
+        let triangles = mesh.triangles();
+        let mut edges: Vec<[u32; 2]> = (triangles.iter())
+            .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
+            .map(|[a, b]| [a.min(b), a.max(b)])
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        let particles: Vec<u32> = (0..mesh.positions.len() as u32).collect();
+        let skin_at = |x: &[DVec3]| {
+            let mut skin = Skin::new(skin_width);
+            skin.reset(&particles, x, x);
+            skin
+        };
+        let flat = skin_at(&mesh.positions);
+        // Folded in half along x and crumpled: far parts of the grid now lie on each other.
+        let crumpled: Vec<DVec3> = (mesh.positions.iter().enumerate())
+            .map(|(k, p)| {
+                let wave = 0.03 * (k as f64 * 1.9).sin();
+                DVec3::new(p.x.abs(), 0.02 * p.x.signum() + wave, p.z)
+            })
+            .collect();
+        let crumpled = skin_at(&crumpled);
+        let searches = |kept_triangles, kept_edges| {
+            let t = TriangleSearch::new(&crumpled, &triangles, distance, kept_triangles);
+            let e = EdgeSearch::new(&crumpled, &edges, distance, kept_edges);
+            (
+                t.pairs(&particles, &triangles, &Everyone),
+                e.pairs(0..edges.len(), &edges, &Everyone),
+            )
+        };
+        let fresh = searches(None, None);
+        let refitted = searches(
+            Some(TriangleSearch::new(&flat, &triangles, distance, None)),
+            Some(EdgeSearch::new(&flat, &edges, distance, None)),
+        );
+        assert!(
+            fresh.0.len() > 1000 && fresh.1.len() > 1000,
+            "folds on each other"
+        );
+        assert_eq!(fresh, refitted);
     }
 
     #[test]

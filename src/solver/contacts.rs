@@ -48,6 +48,7 @@ use crate::collision::stencil::Mobility;
 use crate::constraints::Positions;
 use crate::model::Model;
 use glam::DVec3;
+use std::sync::RwLock;
 
 /// Pairs are kept as candidates while their centres are closer than this many radii.
 const PAIR_REACH_RADII: f64 = 4.0;
@@ -91,6 +92,15 @@ impl std::ops::Add for Touching {
 pub struct Searches<'a> {
     pub hash: Option<&'a SpatialHash>,
     pub rebuild: Option<(&'a TriangleSearch, &'a EdgeSearch)>,
+}
+
+/// The searches for new near lists ([`ParticleContacts::triangle_search`],
+/// [`ParticleContacts::edge_search`]), kept from one rebuild to the next so that their
+/// trees are refitted rather than built again; each built by whichever thread takes it.
+#[derive(Default)]
+pub struct NearSearches {
+    pub triangles: RwLock<Option<TriangleSearch>>,
+    pub edges: RwLock<Option<EdgeSearch>>,
 }
 
 /// The box (lower and upper corner) a triangle or an edge sweeps over a substep.
@@ -288,14 +298,16 @@ impl ParticleContacts {
         })
     }
 
-    /// The search for new point–triangle lists around the skin's reference.
-    pub fn triangle_search(&self) -> TriangleSearch {
-        TriangleSearch::new(&self.skin, &self.triangles, 2.0 * self.radius)
+    /// The search for new point–triangle lists around the skin's reference, from the last
+    /// one (`kept`) if any.
+    pub fn triangle_search(&self, kept: Option<TriangleSearch>) -> TriangleSearch {
+        TriangleSearch::new(&self.skin, &self.triangles, 2.0 * self.radius, kept)
     }
 
-    /// The search for new edge–edge lists around the skin's reference.
-    pub fn edge_search(&self) -> EdgeSearch {
-        EdgeSearch::new(&self.skin, &self.edges, 2.0 * self.radius)
+    /// The search for new edge–edge lists around the skin's reference, from the last one
+    /// (`kept`) if any.
+    pub fn edge_search(&self, kept: Option<EdgeSearch>) -> EdgeSearch {
+        EdgeSearch::new(&self.skin, &self.edges, 2.0 * self.radius, kept)
     }
 
     /// Chunk `share` of `shares` of this substep's candidates: the sphere pairs of a

@@ -219,8 +219,8 @@ fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
     contacts.sweep_edge_boxes(&x, x_prev, 0..edges, &mut boxes.edges);
     let (hash, triangle_search, edge_search) = (
         contacts.hash(&x),
-        contacts.triangle_search(),
-        contacts.edge_search(),
+        contacts.triangle_search(None),
+        contacts.edge_search(None),
     );
     let searches = Searches {
         hash: hash.as_ref(),

@@ -57,13 +57,9 @@ impl Frame<'_> {
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .set_candidates(chunks);
-            // The searches are not needed until the next substep builds its own.
+            // The hash is not needed until the next substep builds its own; the searches for
+            // new lists are kept for the next rebuild to refit.
             *self.hash.write().unwrap_or_else(|e| e.into_inner()) = None;
-            *self
-                .triangle_search
-                .write()
-                .unwrap_or_else(|e| e.into_inner()) = None;
-            *self.edge_search.write().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }
 
@@ -80,15 +76,14 @@ impl Frame<'_> {
         while let Some(task) = self.search_tasks.take(3 + 2 * chunks) {
             match task {
                 0 if stale => {
-                    let search = contacts.edge_search();
-                    *self.edge_search.write().unwrap_or_else(|e| e.into_inner()) = Some(search);
+                    let mut kept =
+                        (self.near_searches.edges.write()).unwrap_or_else(|e| e.into_inner());
+                    *kept = Some(contacts.edge_search(kept.take()));
                 }
                 1 if stale => {
-                    let search = contacts.triangle_search();
-                    *self
-                        .triangle_search
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner()) = Some(search);
+                    let mut kept =
+                        (self.near_searches.triangles.write()).unwrap_or_else(|e| e.into_inner());
+                    *kept = Some(contacts.triangle_search(kept.take()));
                 }
                 0 | 1 => {}
                 2 => *self.hash.write().unwrap_or_else(|e| e.into_inner()) = contacts.hash(x),
@@ -116,11 +111,9 @@ impl Frame<'_> {
             .read()
             .unwrap_or_else(|e| e.into_inner());
         let hash = self.hash.read().unwrap_or_else(|e| e.into_inner());
-        let triangle_search = self
-            .triangle_search
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
-        let edge_search = self.edge_search.read().unwrap_or_else(|e| e.into_inner());
+        let searches = self.near_searches;
+        let triangle_search = (searches.triangles.read()).unwrap_or_else(|e| e.into_inner());
+        let edge_search = (searches.edges.read()).unwrap_or_else(|e| e.into_inner());
         let built = "built in the search stage of a substep with stale lists";
         let searches = Searches {
             hash: hash.as_ref(),

@@ -42,11 +42,10 @@ use projective_stages::ProjectiveStage;
 
 use xpbd_stages::{SharedBlock, WholeObjects};
 
-use super::contacts::{Candidates, ParticleContacts, SweptBox, SweptBoxes};
+use super::contacts::{Candidates, NearSearches, ParticleContacts, SweptBox, SweptBoxes};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
 use crate::collision::features::{FeatureContacts, SearchShare};
-use crate::collision::near_lists::{EdgeSearch, TriangleSearch};
 use crate::collision::spatial_hash::SpatialHash;
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
@@ -129,6 +128,8 @@ pub struct Solver {
     particle_contacts: RwLock<ParticleContacts>,
     /// The swept boxes of its triangles and edges, kept from substep to substep.
     swept_boxes: SweptBoxes,
+    /// The last searches for its near lists, refitted at the next rebuild.
+    near_searches: NearSearches,
     /// Mesh-collider vertices and edges against cloth faces and edges.
     feature_contacts: RwLock<FeatureContacts>,
     /// Each worker thread's part of the feature-contact search.
@@ -204,6 +205,7 @@ impl Solver {
             material_terms: model.materials.terms(1.0 / model.params.substep()),
             fluids: super::fluids::FluidState::new(&model, threads.max(1)),
             swept_boxes: particle_contacts.swept_boxes(),
+            near_searches: NearSearches::default(),
             particle_contacts: RwLock::new(particle_contacts),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
             feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
@@ -265,6 +267,7 @@ impl Solver {
         let held_len = held_len(&self.model, &particle_contacts, n);
         self.contact_held.resize(held_len, DVec3::ZERO);
         self.swept_boxes = particle_contacts.swept_boxes();
+        self.near_searches = NearSearches::default(); // trees over the old edges
         self.particle_contacts = RwLock::new(particle_contacts);
         self.feature_contacts = RwLock::new(FeatureContacts::new(&self.model));
         self.fluids = super::fluids::FluidState::new(&self.model, self.pool.current_num_threads());
@@ -411,8 +414,7 @@ impl Solver {
             feature_shares: &self.feature_shares,
             lists_stale: AtomicBool::new(false),
             hash: RwLock::new(None),
-            triangle_search: RwLock::new(None),
-            edge_search: RwLock::new(None),
+            near_searches: &self.near_searches,
             search_tasks: TaskQueue::default(),
             candidate_tasks: TaskQueue::default(),
             candidate_chunks: (0..threads * contact_stages::CHUNKS_PER_THREAD)
@@ -521,12 +523,11 @@ struct Frame<'a> {
     feature_shares: &'a [Mutex<SearchShare>],
     /// Whether the current substep rebuilds the near lists.
     lists_stale: AtomicBool,
-    /// What the current substep's candidate tests search (the hash; the searches for new
-    /// near lists when they are rebuilt), built by whichever thread takes the task, dropped
-    /// once the candidates are joined.
+    /// What the current substep's candidate tests search: the hash, built by whichever
+    /// thread takes the task and dropped once the candidates are joined; the searches for
+    /// new near lists when they are rebuilt, kept by the solver from one rebuild to the next.
     hash: RwLock<Option<SpatialHash>>,
-    triangle_search: RwLock<Option<TriangleSearch>>,
-    edge_search: RwLock<Option<EdgeSearch>>,
+    near_searches: &'a NearSearches,
     /// The tasks of the search stage (the pieces above, chunks of the swept boxes) and of
     /// the candidate stage (the chunks of `candidate_chunks`).
     search_tasks: TaskQueue,
