@@ -22,7 +22,8 @@
 //! spatial decomposition always on (subdomains of [`SUBDOMAIN_CUBES`]³ cubes). That path is the
 //! same bytes on any number of threads: each subdomain sorts its particles by index, owns the
 //! densities of the particles inside it, and the patches are stitched in subdomain order
-//! (measured: 1, 2, 4 threads and single-threaded give one mesh, bit for bit). Its global path
+//! (measured: 1, 2, 4 threads and single-threaded give one mesh once rounded to the `f32` the
+//! caches store, [`in_canonical_order`]). Its global path
 //! (no decomposition) is not: multithreaded it sums and numbers in a thread-dependent order.
 //! The velocity interpolation is parallel but per vertex, each vertex's sum over an R-tree
 //! built from the same input in the same order.
@@ -133,17 +134,23 @@ impl Reconstruction {
     }
 }
 
-/// The mesh numbered by its geometry alone: vertices in increasing `(x, y, z)`, each triangle
-/// starting at its lowest vertex (winding kept), triangles in increasing order. Splashsurf
-/// stitches its subdomains' patches in an order that depends on the threads (measured: the
-/// same vertices and triangles, 14 052 of 85 170 vertices numbered differently between 1 and
-/// 2 threads); numbered this way, the same surface is the same bytes.
+/// The mesh numbered by its geometry alone: vertices rounded to `f32` (what every cache
+/// stores) in increasing `(x, y, z)`, each triangle starting at its lowest vertex (winding
+/// kept), triangles in increasing order. Splashsurf stitches its subdomains' patches in an
+/// order that depends on the threads (measured: the same vertices and triangles, 14 052 of
+/// 85 170 vertices numbered differently between 1 and 2 threads), and a vertex on the border
+/// of two subdomains comes from either, with different last bits (measured:
+/// `scenes/water_on_cloth.toml`, frame 11, 96 of 41 716 vertices ordered differently between
+/// 1 and 2 threads by `f64` coordinates equal in `f32`). Rounded and numbered this way, the
+/// same surface is the same bytes; only two copies on either side of an `f32` rounding
+/// boundary, about one in 2²⁹, would still differ.
 fn in_canonical_order(
     vertices: &[Vector3<f64>],
     triangles: &[[usize; 3]],
 ) -> (Vec<DVec3>, Vec<[u32; 3]>) {
     let mut order: Vec<usize> = (0..vertices.len()).collect();
-    let key = |k: usize| [vertices[k].x, vertices[k].y, vertices[k].z];
+    let stored = |c: f64| f64::from(c as f32);
+    let key = |k: usize| [vertices[k].x, vertices[k].y, vertices[k].z].map(stored);
     order.sort_by(|&a, &b| {
         let (a, b) = (key(a), key(b));
         (a[0].total_cmp(&b[0]))
@@ -266,6 +273,27 @@ mod tests {
         assert!(b.triangles.len() > 8 * a.triangles.len());
         let (va, vb) = (signed_volume(&a), signed_volume(&b));
         assert!((va / vb - 1.0).abs() < 0.05, "{va} vs {vb}");
+    }
+
+    /// Two copies of one mesh, numbered differently, whose border vertices came from
+    /// different subdomains (the same point but for the last bit, as splashsurf gives on 1
+    /// and 2 threads), come out as the same vertices and triangles.
+    #[test]
+    fn copies_of_a_vertex_that_differ_in_the_last_bits_are_numbered_alike() {
+        let x = 0.425f64;
+        let next = f64::from_bits(x.to_bits() + 1);
+        let vertex = |x: f64, y: f64| Vector3::new(x, y, 0.1);
+        // Vertex 0 at y = 0.45 and vertex 1 at y = 0.30, both on the plane x = 0.425: by
+        // their raw coordinates the first copy orders them 0, 1 and the second 1, 0.
+        let first = [vertex(x, 0.45), vertex(next, 0.30), vertex(1.0, 0.0)];
+        let second = [vertex(1.0, 0.0), vertex(x, 0.30), vertex(next, 0.45)];
+        let a = in_canonical_order(&first, &[[0, 1, 2]]);
+        let b = in_canonical_order(&second, &[[2, 1, 0]]);
+        assert_eq!(a, b);
+        assert_eq!(
+            a.0[0],
+            DVec3::new(f64::from(x as f32), 0.30f32.into(), 0.1f32.into())
+        );
     }
 
     #[test]
