@@ -159,7 +159,7 @@ impl Bvh {
     /// Sets every box from `leaf_boxes` (leaf k = box k), keeping the tree's shape, when it
     /// has as many leaves; returns whether it had. What a query finds does not depend on the
     /// shape (every leaf whose box overlaps the query is reached), only how long it takes:
-    /// a tree built where the boxes lay long ago visits more nodes.
+    /// a tree built where the boxes lay long ago may visit more nodes.
     pub fn refit_boxes(&mut self, leaf_boxes: &[(DVec3, DVec3)]) -> bool {
         if self.nodes.len() != (2 * leaf_boxes.len()).saturating_sub(1) {
             return false;

@@ -237,7 +237,7 @@ fn reference_union(skin: &Skin, corners: &[u32], by: f64) -> (DVec3, DVec3) {
 
 /// A tree over `boxes`: the one `kept` holds refitted when it has as many leaves, otherwise
 /// a new one. Building took 8 % of the pile's time at one thread, refitting a fraction of
-/// it; the cloth's folds leave the refitted tree a little slower to search
+/// it; the refitted tree, built on the hanging cloth, was as fast to search once it folded
 /// (docs/benchmarks.md, "Issue 13: trees refitted"). The pairs found are the same either way
 /// ([`Bvh::refit_boxes`]).
 fn tree_over(kept: Option<Bvh>, boxes: &[(DVec3, DVec3)]) -> Bvh {
@@ -375,12 +375,7 @@ mod tests {
         let distance = 2.0 * r;
         let mesh = crate::mesh::primitives::grid([1.0, 1.0], 8, 8);
         let triangles = mesh.triangles();
-        let mut edges: Vec<[u32; 2]> = (triangles.iter())
-            .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
-            .map(|[a, b]| [a.min(b), a.max(b)])
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
+        let edges = mesh.unique_edges();
         // A crumpled grid, still at the reference substep.
         let wave = |k: usize, f: f64| (k as f64 * f).sin();
         let reference: Vec<DVec3> = (mesh.positions.iter().enumerate())
@@ -470,12 +465,7 @@ mod tests {
         let (distance, skin_width) = (0.04, 0.08);
         let mesh = crate::mesh::primitives::grid([1.0, 1.0], 12, 12);
         let triangles = mesh.triangles();
-        let mut edges: Vec<[u32; 2]> = (triangles.iter())
-            .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
-            .map(|[a, b]| [a.min(b), a.max(b)])
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
+        let edges = mesh.unique_edges();
         let particles: Vec<u32> = (0..mesh.positions.len() as u32).collect();
         let skin_at = |x: &[DVec3]| {
             let mut skin = Skin::new(skin_width);

@@ -111,9 +111,9 @@ impl Frame<'_> {
             .read()
             .unwrap_or_else(|e| e.into_inner());
         let hash = self.hash.read().unwrap_or_else(|e| e.into_inner());
-        let searches = self.near_searches;
-        let triangle_search = (searches.triangles.read()).unwrap_or_else(|e| e.into_inner());
-        let edge_search = (searches.edges.read()).unwrap_or_else(|e| e.into_inner());
+        let kept = self.near_searches;
+        let triangle_search = (kept.triangles.read()).unwrap_or_else(|e| e.into_inner());
+        let edge_search = (kept.edges.read()).unwrap_or_else(|e| e.into_inner());
         let built = "built in the search stage of a substep with stale lists";
         let searches = Searches {
             hash: hash.as_ref(),
