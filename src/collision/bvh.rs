@@ -7,6 +7,7 @@
 //! in a fixed order, and `closest` keeps the lowest index among equally close triangles.
 //! Which leaves a box query reaches does not depend on the tree's shape at all.
 
+use super::node_box::{NodeBox, QueryBox};
 use glam::DVec3;
 
 /// Axis-aligned box.
@@ -28,21 +29,6 @@ impl Aabb {
             max: self.max.max(p),
         }
     }
-
-    fn merge(self, o: Aabb) -> Aabb {
-        Aabb {
-            min: self.min.min(o.min),
-            max: self.max.max(o.max),
-        }
-    }
-
-    /// Squared distance from `p` to the box (0 inside).
-    fn distance_sq(&self, p: DVec3) -> f64 {
-        (self.min - p)
-            .max(p - self.max)
-            .max(DVec3::ZERO)
-            .length_squared()
-    }
 }
 
 /// Whether two closed boxes `(min, max)` share a point: the one test every box search here
@@ -61,24 +47,16 @@ pub fn bounds(points: impl IntoIterator<Item = DVec3>, margin: f64) -> (DVec3, D
     (min - margin, max + margin)
 }
 
-/// A node with its box. The nodes are stored depth first, so an inner node's first child
-/// is the next node and only its second child needs a link; a walk reads one node (box and
-/// link together) per step.
-#[derive(Debug, Clone, Copy)]
-struct Node {
-    bounds: Aabb,
-    /// A leaf's item, or an inner node's second child.
-    link: u32,
-    /// The largest item below (a leaf's own): a search for items from some index on skips
-    /// the subtrees that hold only earlier ones.
-    last: u32,
-    leaf: bool,
-}
-
-/// A BVH over triangles (one leaf per triangle) or over any list of boxes.
+/// A BVH over triangles (one leaf per triangle) or over any list of boxes. The nodes are
+/// stored depth first, so an inner node's first child is the next node and its subtree is
+/// followed by the node a walk that skips it goes on to, its one link; a walk reads one node
+/// (box and links together, [`NodeBox`]) per step. The node boxes are rounded outward to `f32` (half the bytes, a cheaper test); the
+/// leaves' own boxes are kept in `f64` for the exact test of a box query.
 #[derive(Debug, Clone)]
 pub struct Bvh {
-    nodes: Vec<Node>,
+    nodes: Vec<NodeBox>,
+    /// Every leaf's box, by item.
+    leaf_boxes: Vec<Aabb>,
 }
 
 /// The closest point of a mesh to a query point.
@@ -89,34 +67,6 @@ pub struct Closest {
     /// Barycentric weights of `point` in the triangle.
     pub weights: [f64; 3],
     pub distance: f64,
-}
-
-/// The traversal stack, on the program stack: queries run millions of times per run (self
-/// collision), so they must not allocate. Median splits keep the depth at most
-/// ⌈log₂ leaves⌉ ≤ 32, and a depth-first walk holds at most one pending node per level, so
-/// 64 slots always suffice.
-struct Stack {
-    nodes: [usize; 64],
-    len: usize,
-}
-
-impl Stack {
-    fn new(with_root: bool) -> Stack {
-        Stack {
-            nodes: [0; 64],
-            len: usize::from(with_root),
-        }
-    }
-
-    fn push(&mut self, index: usize) {
-        self.nodes[self.len] = index;
-        self.len += 1;
-    }
-
-    fn pop(&mut self) -> Option<usize> {
-        self.len = self.len.checked_sub(1)?;
-        Some(self.nodes[self.len])
-    }
 }
 
 impl Bvh {
@@ -142,8 +92,13 @@ impl Bvh {
             .iter()
             .map(|&(min, max)| (min + max) * 0.5)
             .collect();
+        assert!(
+            leaf_boxes.len() < NodeBox::LEAF as usize,
+            "a tree holds fewer than 2^31 items"
+        );
         let mut bvh = Bvh {
             nodes: Vec::with_capacity(2 * leaf_boxes.len()),
+            leaf_boxes: vec![Aabb::EMPTY; leaf_boxes.len()],
         };
         let mut order: Vec<u32> = (0..leaf_boxes.len() as u32).collect();
         if !order.is_empty() {
@@ -176,63 +131,59 @@ impl Bvh {
     fn fit(&mut self, leaf_box: impl Fn(u32) -> Aabb) {
         for index in (0..self.nodes.len()).rev() {
             let node = self.nodes[index];
-            self.nodes[index].bounds = if node.leaf {
-                leaf_box(node.link)
+            if node.is_leaf() {
+                let item = node.link();
+                let leaf = leaf_box(item);
+                self.leaf_boxes[item as usize] = leaf;
+                self.nodes[index].set_bounds(leaf.min, leaf.max);
             } else {
-                self.nodes[index + 1]
-                    .bounds
-                    .merge(self.nodes[node.link as usize].bounds)
-            };
+                let (first, second) = (self.nodes[index + 1], self.nodes[self.second_child(index)]);
+                self.nodes[index].set_union(&first, &second);
+            }
         }
     }
 
     /// Depth-first walk, first children first: `enter(box, Some(item))` is called for every
     /// leaf reached, `enter(box, None)` for every inner node, which is descended only if it
     /// returns true.
-    fn walk(&self, enter: impl FnMut(&Aabb, Option<u32>) -> bool) {
+    fn walk(&self, enter: impl FnMut(&NodeBox, Option<u32>) -> bool) {
         self.walk_from(0, enter);
     }
 
     /// [`Self::walk`] over the leaves of items `first` and later only: subtrees of earlier
     /// items alone are never entered.
-    fn walk_from(&self, first: u32, mut enter: impl FnMut(&Aabb, Option<u32>) -> bool) {
-        let mut stack = Stack::new(!self.nodes.is_empty());
-        while let Some(mut index) = stack.pop() {
-            loop {
-                let node = &self.nodes[index];
-                if node.last < first {
-                    break;
-                }
-                if node.leaf {
-                    enter(&node.bounds, Some(node.link));
-                    break;
-                }
-                if !enter(&node.bounds, None) {
-                    break;
-                }
-                stack.push(node.link as usize);
-                index += 1;
-            }
+    /// The walk needs no stack: a node's first child is the next node, and an inner node
+    /// links to the node after its subtree, where the walk goes on when it skips it.
+    fn walk_from(&self, first: u32, mut enter: impl FnMut(&NodeBox, Option<u32>) -> bool) {
+        let mut index = 0;
+        while let Some(node) = self.nodes.get(index) {
+            let item = node.is_leaf().then(|| node.link());
+            let descend = node.last() >= first && enter(node, item) && item.is_none();
+            index = if descend || item.is_some() {
+                index + 1
+            } else {
+                node.link() as usize
+            };
+        }
+    }
+
+    /// The second child of inner node `index`: the node after its first child's subtree.
+    fn second_child(&self, index: usize) -> usize {
+        let first = &self.nodes[index + 1];
+        if first.is_leaf() {
+            index + 2
+        } else {
+            first.link() as usize
         }
     }
 
     fn split(&mut self, order: &mut [u32], centroids: &[DVec3]) -> usize {
         let index = self.nodes.len();
         if let [item] = order {
-            self.nodes.push(Node {
-                bounds: Aabb::EMPTY,
-                link: *item,
-                last: *item,
-                leaf: true,
-            });
+            self.nodes.push(NodeBox::new(NodeBox::LEAF | *item, *item));
             return index;
         }
-        self.nodes.push(Node {
-            bounds: Aabb::EMPTY,
-            link: 0,
-            last: 0,
-            leaf: false,
-        });
+        self.nodes.push(NodeBox::new(0, 0));
         let bounds = order
             .iter()
             .fold(Aabb::EMPTY, |b, &t| b.grow(centroids[t as usize]));
@@ -255,8 +206,10 @@ impl Bvh {
         let (left, right) = order.split_at_mut(middle);
         self.split(left, centroids); // at index + 1
         let second = self.split(right, centroids);
-        self.nodes[index].link = second as u32;
-        self.nodes[index].last = self.nodes[index + 1].last.max(self.nodes[second].last);
+        let last = self.nodes[index + 1].last().max(self.nodes[second].last());
+        let after = self.nodes.len() as u32;
+        self.nodes[index].set_link(after);
+        self.nodes[index].set_last(last);
         index
     }
 
@@ -325,12 +278,16 @@ impl Bvh {
         max: DVec3,
         mut visit: impl FnMut(u32),
     ) {
-        self.walk_from(first, |bounds, item| {
-            let overlaps = boxes_overlap((min, max), (bounds.min, bounds.max));
-            if let (true, Some(item)) = (overlaps, item) {
-                visit(item);
+        let query = QueryBox::new(min, max);
+        self.walk_from(first, |node, item| {
+            let near = node.overlaps(&query);
+            if let (true, Some(item)) = (near, item) {
+                let leaf = self.leaf_boxes[item as usize];
+                if boxes_overlap((min, max), (leaf.min, leaf.max)) {
+                    visit(item);
+                }
             }
-            overlaps
+            near
         });
     }
 

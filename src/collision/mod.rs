@@ -21,6 +21,7 @@ pub mod features;
 pub mod intersections;
 pub mod near_lists;
 pub mod neighbours;
+pub mod node_box;
 pub mod particles;
 pub mod point_triangle;
 pub mod rest_close;
