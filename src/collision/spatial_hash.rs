@@ -10,7 +10,8 @@ use glam::DVec3;
 
 #[derive(Debug, Clone)]
 pub struct SpatialHash {
-    cell: f64,
+    /// One over the cell size.
+    per_cell: f64,
     /// `starts[b]..starts[b + 1]` is bucket `b`'s range of `entries`.
     starts: Vec<u32>,
     /// Particle indices grouped by bucket, ascending within a bucket.
@@ -22,7 +23,7 @@ impl SpatialHash {
     pub fn build(x: &[DVec3], particles: &[u32], cell: f64) -> SpatialHash {
         let buckets = (2 * particles.len()).next_power_of_two().max(1);
         let mut hash = SpatialHash {
-            cell,
+            per_cell: 1.0 / cell,
             starts: vec![0; buckets + 1],
             entries: vec![0; particles.len()],
         };
@@ -44,9 +45,17 @@ impl SpatialHash {
         hash
     }
 
-    /// Integer cell coordinates of `p`.
+    /// Integer cell coordinates of `p`: `⌊p / cell⌋`, as `⌊p · (1 / cell)⌋` (one rounding
+    /// more than a division, but any map from points to cells that never decreases along an
+    /// axis serves: a particle inside a query box is hashed into one of the cells the box
+    /// spans). The floor is taken here because `f64::floor` is a call into the C library on
+    /// x86-64 without SSE4.1, which was a tenth of the hashing; coordinates beyond `i64`
+    /// saturate, NaN goes to cell 0.
     fn cell_of(&self, p: DVec3) -> [i64; 3] {
-        (p / self.cell).floor().to_array().map(|c| c as i64)
+        (p * self.per_cell).to_array().map(|c| {
+            let truncated = c as i64;
+            truncated - i64::from((truncated as f64) > c)
+        })
     }
 
     /// Teschner's hash of a cell, reduced to the table (its size is a power of two).
