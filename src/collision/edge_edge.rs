@@ -77,22 +77,33 @@ pub fn closest_parameters(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f64, f
 /// two parallel sides of one quad into a "crossing" along an in-plane direction).
 const MIN_SINE: f64 = 0.1;
 
-/// The unit common normal `(b − a) × (d − c)` of two edges, unless they are nearly parallel.
-fn common_normal([a, b]: [DVec3; 2], [c, d]: [DVec3; 2]) -> Option<DVec3> {
+/// The common normal `(b − a) × (d − c)` of two edges, not normalised, unless they are
+/// nearly parallel.
+fn common_direction([a, b]: [DVec3; 2], [c, d]: [DVec3; 2]) -> Option<DVec3> {
     let (e, f) = (b - a, d - c);
     let m = e.cross(f);
     (m.length_squared() > MIN_SINE * MIN_SINE * e.length_squared() * f.length_squared())
-        .then(|| m.normalize())
+        .then_some(m)
 }
 
-/// The side of edge `f` that edge `e` is on (the sign of `(p − q) · m`), when their closest
-/// points are inside both, they are not nearly parallel and they do not touch.
+/// The unit common normal of two edges, unless they are nearly parallel.
+fn common_normal(e: [DVec3; 2], f: [DVec3; 2]) -> Option<DVec3> {
+    common_direction(e, f).map(DVec3::normalize)
+}
+
+/// The side of edge `f` that edge `e` is on (the sign of `(p − q) · m̂`), when their closest
+/// points are inside both, they are not nearly parallel and they do not touch. `m` is
+/// normalised only for the pairs whose closest points are interior (most are not): the
+/// same value as normalising first.
 fn interior_side(e: [DVec3; 2], f: [DVec3; 2]) -> Option<f64> {
-    let m = common_normal(e, f)?;
+    let m = common_direction(e, f)?;
     let (s, t) = closest_parameters(e[0], e[1], f[0], f[1]);
     let interior = |u: f64| u > 0.0 && u < 1.0;
-    let height = (e[0] - f[0]).dot(m);
-    (interior(s) && interior(t) && height != 0.0).then(|| height.signum())
+    if !(interior(s) && interior(t)) {
+        return None;
+    }
+    let height = (e[0] - f[0]).dot(m.normalize());
+    (height != 0.0).then(|| height.signum())
 }
 
 /// Distance between segments `p1–q1` and `p2–q2`.
