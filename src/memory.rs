@@ -17,6 +17,7 @@
 //!   the object layouts, and per written vertex the encoded constant parts and frame buffer
 //!   ([`PLY_BYTES_PER_VERTEX`], [`OBJ_BYTES_PER_VERTEX`], measured).
 
+use crate::collision::bvh::Bvh;
 use crate::model::{Model, ObjectLayout};
 use crate::scene::types::Format;
 use glam::DVec3;
@@ -186,7 +187,7 @@ fn collider_bytes(model: &Model) -> usize {
         .filter_map(|c| c.mesh.as_ref())
         .map(|m| {
             let positions: usize = m.frames.iter().map(|f| f.len() * size_of::<DVec3>()).sum();
-            positions + m.triangles.len() * (size_of::<[u32; 3]>() + 2 * 64)
+            positions + m.triangles.len() * (size_of::<[u32; 3]>() + Bvh::BYTES_PER_LEAF)
         })
         .sum()
 }

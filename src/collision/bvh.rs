@@ -70,6 +70,9 @@ pub struct Closest {
 }
 
 impl Bvh {
+    /// Bytes a tree takes per leaf: about two nodes and the leaf's `f64` box.
+    pub const BYTES_PER_LEAF: usize = 2 * size_of::<NodeBox>() + size_of::<Aabb>();
+
     /// A tree over `triangles` (leaf k = triangle k).
     pub fn build(positions: &[DVec3], triangles: &[[u32; 3]]) -> Bvh {
         let boxes: Vec<(DVec3, DVec3)> = triangles
