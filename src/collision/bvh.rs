@@ -318,12 +318,6 @@ impl Bvh {
     }
 
     /// The pairs of [`Self::overlapping_pairs`] whose leaf is `first_leaf(q)` or later.
-    ///
-    /// Consecutive queries are walked together, [`PACKET`] at a time, with the box around
-    /// theirs; each leaf reached is then tested against each query exactly. Consecutive items
-    /// of a mesh lie side by side (a particle's edges, the next particle of a row), so the
-    /// packet's box is little larger than one query's, and the tree is walked a quarter as
-    /// often (docs/benchmarks.md, "Issue 13: tree nodes in f32, walks by packet").
     fn pairs_from(
         &self,
         queries: impl IntoIterator<Item = u32>,
@@ -335,60 +329,18 @@ impl Bvh {
         if self.nodes.is_empty() {
             return pairs; // nothing to overlap (and `query_box` may know no queries then)
         }
-        let mut queries = queries.into_iter().peekable();
-        // The leaves found for each query of a packet, sorted before they are kept (apart:
-        // one sort of the packet's pairs cost more than the walks it saved).
-        let mut found: [Vec<u32>; PACKET] = Default::default();
-        while queries.peek().is_some() {
-            let mut packet = [(0, (DVec3::ZERO, DVec3::ZERO), 0); PACKET];
-            let mut members = 0;
-            for (slot, q) in packet.iter_mut().zip(queries.by_ref().take(PACKET)) {
-                *slot = (q, query_box(q), first_leaf(q));
-                members += 1;
-            }
-            let packet = &packet[..members];
-            let (min, max) = packet_box(packet.iter().map(|&(_, b, _)| b));
-            let first = packet.iter().map(|&(_, _, from)| from).min().unwrap_or(0);
-            let walked = QueryBox::new(min, max);
-            self.walk_from(first, |node, item| {
-                let near = node.overlaps(&walked);
-                if let (true, Some(leaf)) = (near, item) {
-                    let leaf_box = self.leaf_boxes[leaf as usize];
-                    for (leaves, &(q, b, from)) in found.iter_mut().zip(packet) {
-                        if leaf >= from
-                            && boxes_overlap(b, (leaf_box.min, leaf_box.max))
-                            && keep(q, leaf)
-                        {
-                            leaves.push(leaf);
-                        }
-                    }
+        for q in queries {
+            let start = pairs.len();
+            let (min, max) = query_box(q);
+            self.for_each_overlapping_from(first_leaf(q), min, max, |leaf| {
+                if keep(q, leaf) {
+                    pairs.push([q, leaf]);
                 }
-                near
             });
-            for (leaves, &(q, _, _)) in found.iter_mut().zip(packet) {
-                leaves.sort_unstable();
-                pairs.extend(leaves.drain(..).map(|leaf| [q, leaf]));
-            }
+            pairs[start..].sort_unstable();
         }
         pairs
     }
-}
-
-/// Queries walked together by [`Bvh::pairs_from`]: on the pile 2 and 4 cost alike
-/// (instructions and simulated branch misses), 8 more than none (docs/benchmarks.md).
-const PACKET: usize = 4;
-
-/// The box around `boxes`; everything when one has a NaN corner (such a box overlaps every
-/// box in [`boxes_overlap`], and `min`/`max` would drop the NaN).
-fn packet_box(boxes: impl Iterator<Item = (DVec3, DVec3)>) -> (DVec3, DVec3) {
-    let mut union = Aabb::EMPTY;
-    for (min, max) in boxes {
-        if min.is_nan() || max.is_nan() {
-            return (DVec3::NEG_INFINITY, DVec3::INFINITY);
-        }
-        union = union.grow(min).grow(max);
-    }
-    (union.min, union.max)
 }
 
 /// Closest point to `p` on triangle `abc` and its barycentric weights (Ericson §5.1.5).
@@ -481,29 +433,6 @@ mod tests {
         let found = bvh.closest(&mesh.positions, &triangles, q, 10.0).unwrap();
         assert!((found.distance - brute(&mesh.positions, q)).abs() < 1e-12);
         assert!(bvh.closest(&mesh.positions, &triangles, q, 0.5).is_none());
-    }
-
-    /// A query box with NaN corners overlaps every box ([`boxes_overlap`]), and still does
-    /// when it is walked in a packet with finite ones.
-    #[test]
-    fn a_nan_query_box_overlaps_every_leaf_in_any_packet() {
-        let boxes: Vec<_> = (0..40u32)
-            .map(|k| bounds([DVec3::new(f64::from(k), 0.0, 0.0)], 0.1))
-            .collect();
-        let bvh = Bvh::over_boxes(&boxes);
-        for nan_query in 0..6u32 {
-            let query_box = |q: u32| {
-                if q == nan_query {
-                    (DVec3::NAN, DVec3::NAN)
-                } else {
-                    boxes[q as usize]
-                }
-            };
-            let pairs = bvh.overlapping_pairs(0..6, query_box, |_, _| true);
-            let of_nan = pairs.iter().filter(|p| p[0] == nan_query).count();
-            assert_eq!(of_nan, 40, "query {nan_query}");
-            assert_eq!(pairs.len(), 40 + 5, "the others find themselves alone");
-        }
     }
 
     #[test]
