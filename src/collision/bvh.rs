@@ -435,6 +435,29 @@ mod tests {
         assert!(bvh.closest(&mesh.positions, &triangles, q, 0.5).is_none());
     }
 
+    /// A query box with NaN corners overlaps every box in [`boxes_overlap`], and so in the
+    /// tree walks, whose `f32` node boxes it overlaps too.
+    #[test]
+    fn a_nan_query_box_overlaps_every_leaf() {
+        let boxes: Vec<_> = (0..40u32)
+            .map(|k| bounds([DVec3::new(f64::from(k), 0.0, 0.0)], 0.1))
+            .collect();
+        let bvh = Bvh::over_boxes(&boxes);
+        for nan_query in 0..6u32 {
+            let query_box = |q: u32| {
+                if q == nan_query {
+                    (DVec3::NAN, DVec3::NAN)
+                } else {
+                    boxes[q as usize]
+                }
+            };
+            let pairs = bvh.overlapping_pairs(0..6, query_box, |_, _| true);
+            let of_nan = pairs.iter().filter(|p| p[0] == nan_query).count();
+            assert_eq!(of_nan, 40, "query {nan_query}");
+            assert_eq!(pairs.len(), 40 + 5, "the others find themselves alone");
+        }
+    }
+
     #[test]
     fn later_pairs_are_the_overlapping_pairs_after_each_query() {
         // Boxes along a wavy line, in index order along it (as a mesh's items mostly are) and
