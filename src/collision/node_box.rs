@@ -1,18 +1,19 @@
 //! The boxes of a search tree's nodes ([`super::bvh`]), rounded outward to `f32` and packed
 //! with the node's two links into 32 bytes: two nodes per cache line (the `f64` nodes took
 //! 64 bytes), and a box test is two 4-lane comparisons (SSE, part of every x86-64) where it
-//! was six scalar ones. The box tests of the pile's near-list searches were a fifth of its
-//! run (docs/benchmarks.md, "Issue 13: tree nodes in f32").
+//! was six scalar ones. The tree walks of the pile's near-list searches were a fifth of its
+//! run (docs/benchmarks.md, "Issue 13: tree nodes in `f32`, a stackless walk, no libm
+//! floor").
 //!
 //! **Same answers.** Rounding outward (each lower corner to an `f32` below it, each upper
-//! corner to one above, [`down`] and [`up`]) makes a node's box contain the `f64` box it stands for, and a
-//! query rounded the same way contains its own; so a test that passes in `f64` passes here,
-//! and a walk reaches every leaf it reached before. Leaves are then tested exactly, in `f64`,
-//! by the tree, so which leaves a query finds does not change (a few more nodes may be
-//! entered: the rounded corners lie at most three `f32` steps out, 0.2 µm at a metre, or
-//! 2·10⁻³⁸ near zero).
-//! A NaN corner compares false, so such a box overlaps everything, as the `f64` test
-//! ([`super::bvh::boxes_overlap`]) treats it; so does a corner beyond the `f32` range.
+//! corner to one above, [`down`] and [`up`]) makes a node's box contain the `f64` box it
+//! stands for, and a query rounded the same way contains its own; so a test that passes in
+//! `f64` passes here, and a walk reaches every leaf it reached before. Leaves are then tested
+//! exactly, in `f64`, by the tree, so which leaves a query finds does not change (a few more
+//! nodes may be entered: the rounded corners lie at most three `f32` steps out, 0.2 µm at a
+//! metre, or 2·10⁻³⁸ near zero). A NaN corner compares false, so such a box overlaps
+//! everything, as the `f64` test ([`super::bvh::boxes_overlap`]) treats it; a corner beyond
+//! the `f32` range becomes infinite or NaN, outward either way.
 
 use glam::DVec3;
 
