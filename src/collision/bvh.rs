@@ -50,8 +50,9 @@ pub fn bounds(points: impl IntoIterator<Item = DVec3>, margin: f64) -> (DVec3, D
 /// A BVH over triangles (one leaf per triangle) or over any list of boxes. The nodes are
 /// stored depth first, so an inner node's first child is the next node and its subtree is
 /// followed by the node a walk that skips it goes on to, its one link; a walk reads one node
-/// (box and links together, [`NodeBox`]) per step. The node boxes are rounded outward to `f32` (half the bytes, a cheaper test); the
-/// leaves' own boxes are kept in `f64` for the exact test of a box query.
+/// (box and links together, [`NodeBox`]) per step. The node boxes are rounded outward to
+/// `f32` (half the bytes, a cheaper test); the leaves' own boxes are kept in `f64` for the
+/// exact test of a box query.
 #[derive(Debug, Clone)]
 pub struct Bvh {
     nodes: Vec<NodeBox>,

@@ -27,9 +27,10 @@ pub struct QueryBox {
 
 impl QueryBox {
     pub fn new(min: DVec3, max: DVec3) -> QueryBox {
+        let ([lx, ly, lz], [ux, uy, uz]) = outward(min, max);
         QueryBox {
-            lower: [down(min.x), down(min.y), down(min.z), 0.0],
-            upper: [up(max.x), up(max.y), up(max.z), 0.0],
+            lower: [lx, ly, lz, 0.0],
+            upper: [ux, uy, uz, 0.0],
         }
     }
 }
@@ -83,8 +84,7 @@ impl NodeBox {
 
     /// Sets the box to `[min, max]` rounded outward.
     pub fn set_bounds(&mut self, min: DVec3, max: DVec3) {
-        self.lower = [down(min.x), down(min.y), down(min.z)];
-        self.upper = [up(max.x), up(max.y), up(max.z)];
+        (self.lower, self.upper) = outward(min, max);
     }
 
     /// Sets the box to the smallest one holding the boxes of `a` and `b` (exact: the
@@ -132,6 +132,11 @@ impl NodeBox {
     pub fn overlaps(&self, query: &QueryBox) -> bool {
         (0..3).all(|k| !(self.lower[k] > query.upper[k] || self.upper[k] < query.lower[k]))
     }
+}
+
+/// The corners of the box `[min, max]` rounded outward ([`down`], [`up`]).
+fn outward(min: DVec3, max: DVec3) -> ([f32; 3], [f32; 3]) {
+    (min.to_array().map(down), max.to_array().map(up))
 }
 
 /// An `f32` at most `v`: the nearest one `f`, moved down by `|f| ε + MIN_POSITIVE`, more
