@@ -222,15 +222,20 @@ impl MeshPose {
     /// whichever face happened to be found may point the wrong way.
     fn pseudo_normal(&self, mesh: &MeshGeometry, triangle: u32, weights: [f64; 3]) -> DVec3 {
         let corners = mesh.triangles[triangle as usize];
-        let zeros: Vec<usize> = (0..3).filter(|&k| weights[k] == 0.0).collect();
-        match zeros.as_slice() {
-            [_, _] => {
+        // Counted, not collected: this runs for every contact with a mesh collider, and a
+        // list of the zero weights was an allocation each time.
+        let zeros = weights.iter().filter(|&&w| w == 0.0).count();
+        match zeros {
+            2 => {
                 let vertex = (0..3)
                     .find(|&k| weights[k] != 0.0)
                     .expect("one weight left");
                 self.vertex_normals[corners[vertex] as usize]
             }
-            [edge_free] => {
+            1 => {
+                let edge_free = (0..3)
+                    .find(|&k| weights[k] == 0.0)
+                    .expect("one weight is zero");
                 let (a, b) = (corners[(edge_free + 1) % 3], corners[(edge_free + 2) % 3]);
                 let key = [a.min(b), a.max(b)];
                 let from = self.edges.partition_point(|e| e.0 < key);
