@@ -295,16 +295,18 @@ impl Bvh {
         });
     }
 
-    /// Every `[q, leaf]`, `q` from `queries` in their order, whose boxes overlap
-    /// (`query_box(q)` and the leaf's) and that `keep` accepts; the leaves of each query
-    /// ascending, so ascending queries give a sorted list.
+    /// Appends to `pairs` every `[q, leaf]`, `q` from `queries` in their order, whose boxes
+    /// overlap (`query_box(q)` and the leaf's) and that `keep` accepts; the leaves of each
+    /// query ascending, so ascending queries give a sorted list. Appending lets the solver
+    /// refill one buffer at every rebuild of its near lists instead of allocating.
     pub fn overlapping_pairs(
         &self,
         queries: impl IntoIterator<Item = u32>,
         query_box: impl Fn(u32) -> (DVec3, DVec3),
         keep: impl Fn(u32, u32) -> bool,
-    ) -> Vec<[u32; 2]> {
-        self.pairs_from(queries, query_box, |_| 0, keep)
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
+        self.pairs_from(queries, query_box, |_| 0, keep, pairs);
     }
 
     /// [`Self::overlapping_pairs`] of a tree over the queries' own boxes, each pair once:
@@ -314,8 +316,9 @@ impl Bvh {
         queries: impl IntoIterator<Item = u32>,
         query_box: impl Fn(u32) -> (DVec3, DVec3),
         keep: impl Fn(u32, u32) -> bool,
-    ) -> Vec<[u32; 2]> {
-        self.pairs_from(queries, query_box, |q| q.saturating_add(1), keep)
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
+        self.pairs_from(queries, query_box, |q| q.saturating_add(1), keep, pairs);
     }
 
     /// The pairs of [`Self::overlapping_pairs`] whose leaf is `first_leaf(q)` or later.
@@ -325,22 +328,26 @@ impl Bvh {
         query_box: impl Fn(u32) -> (DVec3, DVec3),
         first_leaf: impl Fn(u32) -> u32,
         keep: impl Fn(u32, u32) -> bool,
-    ) -> Vec<[u32; 2]> {
-        let mut pairs = Vec::new();
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
         if self.nodes.is_empty() {
-            return pairs; // nothing to overlap (and `query_box` may know no queries then)
+            return; // nothing to overlap (and `query_box` may know no queries then)
         }
+        // A local vector while the walks push into it: behind the reference its length
+        // and capacity were read back from memory at every push (cachegrind: 5 % more
+        // instructions in the walks of the pile).
+        let mut found = std::mem::take(pairs);
         for q in queries {
-            let start = pairs.len();
+            let start = found.len();
             let (min, max) = query_box(q);
             self.for_each_overlapping_from(first_leaf(q), min, max, |leaf| {
                 if keep(q, leaf) {
-                    pairs.push([q, leaf]);
+                    found.push([q, leaf]);
                 }
             });
-            pairs[start..].sort_unstable();
+            found[start..].sort_unstable();
         }
-        pairs
+        *pairs = found;
     }
 }
 
@@ -452,7 +459,8 @@ mod tests {
                     boxes[q as usize]
                 }
             };
-            let pairs = bvh.overlapping_pairs(0..6, query_box, |_, _| true);
+            let mut pairs = Vec::new();
+            bvh.overlapping_pairs(0..6, query_box, |_, _| true, &mut pairs);
             let of_nan = pairs.iter().filter(|p| p[0] == nan_query).count();
             assert_eq!(of_nan, 40, "query {nan_query}");
             assert_eq!(pairs.len(), 40 + 5, "the others find themselves alone");
@@ -473,7 +481,9 @@ mod tests {
                 .collect();
             let bvh = Bvh::over_boxes(&boxes);
             let keep = |i: u32, j: u32| !(i + j).is_multiple_of(3);
-            let later = bvh.later_overlapping_pairs(0..200, |q| boxes[q as usize], keep);
+            let mut later = vec![[7, 7]]; // appended to
+            bvh.later_overlapping_pairs(0..200, |q| boxes[q as usize], keep, &mut later);
+            assert_eq!(later.remove(0), [7, 7]);
             let mut brute = Vec::new();
             for i in 0..200u32 {
                 for j in i + 1..200 {
@@ -484,7 +494,8 @@ mod tests {
             }
             assert!(brute.len() > 100, "{} pairs: too few to test", brute.len());
             assert_eq!(later, brute, "spread {spread}");
-            let all = bvh.overlapping_pairs(0..200, |q| boxes[q as usize], keep);
+            let mut all = Vec::new();
+            bvh.overlapping_pairs(0..200, |q| boxes[q as usize], keep, &mut all);
             let after: Vec<_> = all.into_iter().filter(|&[i, j]| j > i).collect();
             assert_eq!(later, after, "spread {spread}");
         }

@@ -151,10 +151,18 @@ impl Skin {
 
 /// Pairs that may become candidates: `[particle, triangle]` and `[edge, edge]` (ascending),
 /// each list sorted; or one chunk of such lists, as one search task found it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct NearLists {
     pub point_triangle: Vec<[u32; 2]>,
     pub edges: Vec<[u32; 2]>,
+}
+
+impl NearLists {
+    /// Empties both lists, keeping their buffers.
+    pub fn clear(&mut self) {
+        self.point_triangle.clear();
+        self.edges.clear();
+    }
 }
 
 /// The near lists as the chunks of consecutive particles and edges they were searched in:
@@ -168,8 +176,15 @@ pub struct NearListChunks {
 }
 
 impl NearListChunks {
-    pub fn new(chunks: Vec<NearLists>) -> NearListChunks {
-        NearListChunks { chunks }
+    /// Swaps `lists` with chunk `k` (`k` at most the number of chunks so far; an empty
+    /// chunk is added for `k` equal to it): the solver lends the lists' buffers to the
+    /// search that refills them and takes the new lists back, so that rebuilding the lists
+    /// allocates nothing once they have grown.
+    pub fn swap_chunk(&mut self, k: usize, lists: &mut NearLists) {
+        if k == self.chunks.len() {
+            self.chunks.push(NearLists::default());
+        }
+        std::mem::swap(&mut self.chunks[k], lists);
     }
 
     /// Part `part` of `parts` (consecutive, as even as whole pairs allow) of the joined
@@ -220,6 +235,9 @@ pub trait NearRules {
 /// the [`EdgeSearch`]), then searched by any share of the particles.
 pub struct TriangleSearch {
     particle_boxes: Vec<(DVec3, DVec3)>,
+    /// The triangles' grown reference boxes the tree was built or refitted over (kept for
+    /// the next rebuild's, so that a rebuild allocates nothing).
+    triangle_boxes: Vec<(DVec3, DVec3)>,
     tree: Bvh,
 }
 
@@ -259,35 +277,42 @@ impl TriangleSearch {
         kept: Option<TriangleSearch>,
     ) -> TriangleSearch {
         let m = skin.search_margin();
-        let (mut particle_boxes, tree) = match kept {
-            Some(search) => (search.particle_boxes, Some(search.tree)),
-            None => (Vec::new(), None),
+        let (mut particle_boxes, mut triangle_boxes, tree) = match kept {
+            Some(search) => (
+                search.particle_boxes,
+                search.triangle_boxes,
+                Some(search.tree),
+            ),
+            None => (Vec::new(), Vec::new(), None),
         };
         particle_boxes.clear();
         particle_boxes
             .extend((skin.reference.iter()).map(|&(min, max)| (min - 0.5 * m, max + 0.5 * m)));
-        let triangle_boxes: Vec<_> = (triangles.iter())
-            .map(|t| reference_union(skin, t, distance + 0.5 * m))
-            .collect();
+        triangle_boxes.clear();
+        triangle_boxes
+            .extend((triangles.iter()).map(|t| reference_union(skin, t, distance + 0.5 * m)));
         TriangleSearch {
             particle_boxes,
             tree: tree_over(tree, &triangle_boxes),
+            triangle_boxes,
         }
     }
 
-    /// The point–triangle pairs of `particles` (ascending): consecutive shares joined in
-    /// order are the whole sorted list.
+    /// Appends the point–triangle pairs of `particles` (ascending) to `pairs`: consecutive
+    /// shares joined in order are the whole sorted list.
     pub fn pairs(
         &self,
         particles: &[u32],
         triangles: &[[u32; 3]],
         rules: &impl NearRules,
-    ) -> Vec<[u32; 2]> {
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
         self.tree.overlapping_pairs(
             particles.iter().copied(),
             |p| self.particle_boxes[p as usize],
             |p, t| !triangles[t as usize].contains(&p) && rules.point_triangle(p, t),
-        )
+            pairs,
+        );
     }
 }
 
@@ -313,14 +338,15 @@ impl EdgeSearch {
         }
     }
 
-    /// The edge pairs whose first edge is in `edge_share`: consecutive shares joined in
-    /// order are the whole sorted list.
+    /// Appends the edge pairs whose first edge is in `edge_share` to `pairs`: consecutive
+    /// shares joined in order are the whole sorted list.
     pub fn pairs(
         &self,
         edge_share: std::ops::Range<usize>,
         edges: &[[u32; 2]],
         rules: &impl NearRules,
-    ) -> Vec<[u32; 2]> {
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
         self.tree.later_overlapping_pairs(
             edge_share.map(|i| i as u32),
             |i| self.edge_boxes[i as usize],
@@ -328,7 +354,8 @@ impl EdgeSearch {
                 let (ei, ej) = (edges[i as usize], edges[j as usize]);
                 !ei.iter().any(|k| ej.contains(k)) && rules.edges(i, j)
             },
-        )
+            pairs,
+        );
     }
 }
 
@@ -389,15 +416,19 @@ mod tests {
             .collect();
         let mut skin = Skin::new(skin_width);
         skin.reset(&particles, &reference, &before);
-        let lists = NearLists {
-            point_triangle: TriangleSearch::new(&skin, &triangles, distance, None)
-                .pairs(&particles, &triangles, &Everyone),
-            edges: EdgeSearch::new(&skin, &edges, distance, None).pairs(
-                0..edges.len(),
-                &edges,
-                &Everyone,
-            ),
-        };
+        let mut lists = NearLists::default();
+        TriangleSearch::new(&skin, &triangles, distance, None).pairs(
+            &particles,
+            &triangles,
+            &Everyone,
+            &mut lists.point_triangle,
+        );
+        EdgeSearch::new(&skin, &edges, distance, None).pairs(
+            0..edges.len(),
+            &edges,
+            &Everyone,
+            &mut lists.edges,
+        );
         // Later: everything shifted, each particle 5 substeps further along its motion and
         // moved up to S/2 per axis at both ends.
         let shift = DVec3::new(0.7, -1.3, 0.4);
@@ -484,10 +515,10 @@ mod tests {
         let searches = |kept_triangles, kept_edges| {
             let t = TriangleSearch::new(&crumpled, &triangles, distance, kept_triangles);
             let e = EdgeSearch::new(&crumpled, &edges, distance, kept_edges);
-            (
-                t.pairs(&particles, &triangles, &Everyone),
-                e.pairs(0..edges.len(), &edges, &Everyone),
-            )
+            let mut lists = NearLists::default();
+            t.pairs(&particles, &triangles, &Everyone, &mut lists.point_triangle);
+            e.pairs(0..edges.len(), &edges, &Everyone, &mut lists.edges);
+            (lists.point_triangle, lists.edges)
         };
         let fresh = searches(None, None);
         let refitted = searches(

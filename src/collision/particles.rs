@@ -15,15 +15,17 @@ use super::stencil::{Mobility, Stencil};
 use crate::constraints::Positions;
 use glam::DVec3;
 
-/// Pairs `[i, j]` (i < j) of `particles` closer than `reach` that `allowed` accepts, sorted.
+/// Fills `pairs` with the pairs `[i, j]` (i < j) of `particles` closer than `reach` that
+/// `allowed` accepts, sorted (what it held before is dropped; its buffer is reused).
 pub fn find_pairs(
     x: &[DVec3],
     hash: &SpatialHash,
     particles: &[u32],
     reach: f64,
     allowed: impl Fn(u32, u32) -> bool,
-) -> Vec<[u32; 2]> {
-    let mut pairs = Vec::new();
+    pairs: &mut Vec<[u32; 2]>,
+) {
+    pairs.clear();
     let reach_sq = reach * reach;
     for &i in particles {
         let p = x[i as usize];
@@ -35,7 +37,6 @@ pub fn find_pairs(
     }
     pairs.sort_unstable();
     pairs.dedup();
-    pairs
 }
 
 /// Pushes particles `i` and `j` apart to `2 radius` and applies friction to their relative
@@ -74,9 +75,9 @@ mod tests {
         let owner = [0, 1, 0, 1];
         let particles = [0, 1, 2, 3];
         let hash = SpatialHash::build(&x, &particles, 0.04);
-        let pairs = find_pairs(&x, &hash, &particles, 0.04, |i, j| {
-            owner[i as usize] != owner[j as usize]
-        });
+        let mut pairs = vec![[9, 9]]; // replaced
+        let rule = |i: u32, j: u32| owner[i as usize] != owner[j as usize];
+        find_pairs(&x, &hash, &particles, 0.04, rule, &mut pairs);
         // 0–2 share an object; 3 is far away.
         assert_eq!(pairs, vec![[0, 1], [1, 2]]);
     }

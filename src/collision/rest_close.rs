@@ -30,7 +30,8 @@ impl RestClose {
     ) -> RestClose {
         let tree = Bvh::over_boxes(item_boxes);
         // Pairs come out grouped by query, ascending, each query's items ascending.
-        let pairs = tree.overlapping_pairs(0..queries as u32, query_box, close);
+        let mut pairs = Vec::new();
+        tree.overlapping_pairs(0..queries as u32, query_box, close, &mut pairs);
         let mut offsets = vec![0u32; queries + 1];
         for &[q, _] in &pairs {
             offsets[q as usize + 1] += 1;

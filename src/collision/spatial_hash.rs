@@ -8,7 +8,7 @@
 
 use glam::DVec3;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct SpatialHash {
     /// One over the cell size.
     per_cell: f64,
@@ -16,33 +16,44 @@ pub struct SpatialHash {
     starts: Vec<u32>,
     /// Particle indices grouped by bucket, ascending within a bucket.
     entries: Vec<u32>,
+    /// The counting sort's scratch: each particle's bucket, then where the next particle of
+    /// each bucket goes. Kept, like the two above, so that hashing again allocates nothing
+    /// (the solver hashes its colliding particles in every substep).
+    bucket_of: Vec<usize>,
+    next: Vec<u32>,
 }
 
 impl SpatialHash {
     /// Hashes `particles` (indices into `x`, ascending) into cells of size `cell`.
     pub fn build(x: &[DVec3], particles: &[u32], cell: f64) -> SpatialHash {
+        let mut hash = SpatialHash::default();
+        hash.rebuild(x, particles, cell);
+        hash
+    }
+
+    /// [`Self::build`] in place, reusing this hash's buffers.
+    pub fn rebuild(&mut self, x: &[DVec3], particles: &[u32], cell: f64) {
         let buckets = (2 * particles.len()).next_power_of_two().max(1);
-        let mut hash = SpatialHash {
-            per_cell: 1.0 / cell,
-            starts: vec![0; buckets + 1],
-            entries: vec![0; particles.len()],
-        };
-        let bucket_of: Vec<usize> = particles
-            .iter()
-            .map(|&i| hash.bucket(hash.cell_of(x[i as usize])))
-            .collect();
+        self.per_cell = 1.0 / cell;
+        self.starts.clear();
+        self.starts.resize(buckets + 1, 0);
+        // Taken out while `self` hashes (its cell size and table are set above).
+        let mut bucket_of = std::mem::take(&mut self.bucket_of);
+        bucket_of.clear();
+        bucket_of.extend((particles.iter()).map(|&i| self.bucket(self.cell_of(x[i as usize]))));
         for &b in &bucket_of {
-            hash.starts[b + 1] += 1;
+            self.starts[b + 1] += 1;
         }
         for b in 0..buckets {
-            hash.starts[b + 1] += hash.starts[b];
+            self.starts[b + 1] += self.starts[b];
         }
-        let mut next = hash.starts.clone();
+        self.next.clone_from(&self.starts);
+        self.entries.resize(particles.len(), 0);
         for (&i, &b) in particles.iter().zip(&bucket_of) {
-            hash.entries[next[b] as usize] = i;
-            next[b] += 1;
+            self.entries[self.next[b] as usize] = i;
+            self.next[b] += 1;
         }
-        hash
+        self.bucket_of = bucket_of;
     }
 
     /// Integer cell coordinates of `p`: `⌊p / cell⌋`, as `⌊p · (1 / cell)⌋` (one rounding

@@ -48,7 +48,7 @@ use crate::collision::stencil::Mobility;
 use crate::constraints::Positions;
 use crate::model::Model;
 use glam::DVec3;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 
 /// Pairs are kept as candidates while their centres are closer than this many radii.
 const PAIR_REACH_RADII: f64 = 4.0;
@@ -114,13 +114,16 @@ pub struct SweptBoxes {
     pub edges: Vec<SweptBox>,
 }
 
-/// One share of a substep's candidates, and of the new near lists when they were rebuilt.
+/// One share of a substep's candidates, and of the new near lists when they were rebuilt
+/// (in the buffers of the old ones, [`ParticleContacts::lend_lists`]). The solver keeps
+/// its shares from one substep to the next and refills them, so that once their buffers
+/// have grown the contact search allocates nothing (issue 13: no allocation per substep).
 #[derive(Debug, Default)]
 pub struct Candidates {
     pairs: Vec<[u32; 2]>,
     triangle_contacts: Vec<TriangleContact>,
     edge_contacts: Vec<EdgeContact>,
-    near: Option<NearLists>,
+    near: NearLists,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -289,13 +292,16 @@ impl ParticleContacts {
         }
     }
 
-    /// The particles hashed for the sphere pairs; none when the radius is 0 (spheres of
-    /// radius 0 never touch, and cells of size 0 would put every particle in one bucket).
-    pub fn hash(&self, x: &[DVec3]) -> Option<SpatialHash> {
-        (self.radius > 0.0).then(|| {
+    /// Hashes the particles for the sphere pairs into `hash`, reusing its buffers; none
+    /// when the radius is 0 (spheres of radius 0 never touch, and cells of size 0 would put
+    /// every particle in one bucket).
+    pub fn rehash(&self, x: &[DVec3], hash: &mut Option<SpatialHash>) {
+        if self.radius > 0.0 {
             let cell = HASH_CELL_REACHES * PAIR_REACH_RADII * self.radius;
-            SpatialHash::build(x, &self.particles, cell)
-        })
+            (hash.get_or_insert_with(SpatialHash::default)).rebuild(x, &self.particles, cell);
+        } else {
+            *hash = None;
+        }
     }
 
     /// The search for new point–triangle lists around the skin's reference, from the last
@@ -310,24 +316,32 @@ impl ParticleContacts {
         EdgeSearch::new(&self.skin, &self.edges, 2.0 * self.radius, kept)
     }
 
-    /// Chunk `share` of `shares` of this substep's candidates: the sphere pairs of a
-    /// contiguous share of the particles, and the listed point–triangle and edge pairs that
-    /// pass the exact tests, taken from contiguous ranges (of the particles and edges when the
-    /// lists are rebuilt, of the lists otherwise), so the shares joined in order are the
-    /// sorted candidates whatever the number of shares (any thread, read-only).
+    /// Chunk `share` of `shares` of this substep's candidates, into `out`: the sphere pairs
+    /// of a contiguous share of the particles, and the listed point–triangle and edge pairs
+    /// that pass the exact tests, taken from contiguous ranges (of the particles and edges
+    /// when the lists are rebuilt, of the lists otherwise), so the shares joined in order are
+    /// the sorted candidates whatever the number of shares (any thread, read-only).
+    #[allow(clippy::too_many_arguments)] // the stage's inputs, then the share and its slot
     pub fn candidates(
         &self,
         searches: Searches<'_>,
-        (triangle_boxes, edge_boxes): (&[SweptBox], &[SweptBox]),
+        boxes: (&[SweptBox], &[SweptBox]),
         x: &[DVec3],
         x_prev: &[DVec3],
         share: usize,
         shares: usize,
-    ) -> Candidates {
+        out: &mut Candidates,
+    ) {
+        let Candidates {
+            pairs,
+            triangle_contacts,
+            edge_contacts,
+            near,
+        } = out;
         let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
         let rest = &self.rest;
-        let pairs = searches.hash.map_or(Vec::new(), |hash| {
-            find_pairs(
+        match searches.hash {
+            Some(hash) => find_pairs(
                 x,
                 hash,
                 particles,
@@ -337,79 +351,92 @@ impl ParticleContacts {
                         rest[i as usize].distance(rest[j as usize]) >= 2.0 * self.radius
                     })
                 },
-            )
-        });
-        let rebuilt = searches.rebuild.map(|(triangles, edges)| NearLists {
-            point_triangle: triangles.pairs(particles, &self.triangles, self),
-            edges: edges.pairs(
-                share_of(0..self.edges.len(), share, shares),
-                &self.edges,
-                self,
+                pairs,
             ),
-        });
-        let boxes = (triangle_boxes, edge_boxes);
-        let (triangle_contacts, edge_contacts) = match &rebuilt {
-            Some(near) => {
-                let (point_triangle, edges) = (&near.point_triangle[..], &near.edges[..]);
-                self.test_listed([point_triangle], [edges], boxes, x, x_prev)
+            None => pairs.clear(),
+        }
+        let contacts = (triangle_contacts, edge_contacts);
+        match searches.rebuild {
+            Some((triangles, edges)) => {
+                near.clear();
+                triangles.pairs(particles, &self.triangles, self, &mut near.point_triangle);
+                let edge_share = share_of(0..self.edges.len(), share, shares);
+                edges.pairs(edge_share, &self.edges, self, &mut near.edges);
+                let listed = ([&near.point_triangle[..]], [&near.edges[..]]);
+                self.test_listed(listed, boxes, x, x_prev, contacts);
             }
-            None => self.test_listed(
-                self.near.point_triangle(share, shares),
-                self.near.edges(share, shares),
-                boxes,
-                x,
-                x_prev,
-            ),
-        };
-        Candidates {
-            pairs,
-            triangle_contacts,
-            edge_contacts,
-            near: rebuilt,
+            None => {
+                let listed = (
+                    self.near.point_triangle(share, shares),
+                    self.near.edges(share, shares),
+                );
+                self.test_listed(listed, boxes, x, x_prev, contacts);
+            }
         }
     }
 
-    /// The listed point–triangle and edge pairs (given as consecutive pieces of the lists)
-    /// that pass the exact tests, in order.
+    /// Fills `triangle_contacts` and `edge_contacts` with the listed point–triangle and edge
+    /// pairs (given as consecutive pieces of the lists) that pass the exact tests, in order.
     fn test_listed<'a>(
         &self,
-        point_triangle: impl IntoIterator<Item = &'a [[u32; 2]]>,
-        edges: impl IntoIterator<Item = &'a [[u32; 2]]>,
+        (point_triangle, edges): (
+            impl IntoIterator<Item = &'a [[u32; 2]]>,
+            impl IntoIterator<Item = &'a [[u32; 2]]>,
+        ),
         (triangle_boxes, edge_boxes): (&[SweptBox], &[SweptBox]),
         x: &[DVec3],
         x_prev: &[DVec3],
-    ) -> (Vec<TriangleContact>, Vec<EdgeContact>) {
+        (triangle_contacts, edge_contacts): (&mut Vec<TriangleContact>, &mut Vec<EdgeContact>),
+    ) {
         let distance = 2.0 * self.radius;
-        let (mut triangle_contacts, mut edge_contacts) = (Vec::new(), Vec::new());
+        // Local vectors while the loops extend them: extending through the references, LLVM
+        // left the tests of each pair out of line (a call per listed pair, the cost the
+        // inlined box test is there to save).
+        let mut on_triangles = std::mem::take(triangle_contacts);
+        let mut on_edges = std::mem::take(edge_contacts);
+        on_triangles.clear();
+        on_edges.clear();
         for listed in point_triangle {
-            triangle_contacts.extend(listed.iter().filter_map(|&pair| {
+            on_triangles.extend(listed.iter().filter_map(|&pair| {
                 point_triangle::contact(pair, &self.triangles, triangle_boxes, x, x_prev, distance)
             }));
         }
         for listed in edges {
-            edge_contacts.extend(
+            on_edges.extend(
                 listed.iter().filter_map(|&pair| {
                     edge_edge::contact(pair, &self.edges, edge_boxes, x, x_prev)
                 }),
             );
         }
-        (triangle_contacts, edge_contacts)
+        (*triangle_contacts, *edge_contacts) = (on_triangles, on_edges);
     }
 
-    /// Takes this substep's candidates: the chunks, in order.
-    pub fn set_candidates(&mut self, shares: impl IntoIterator<Item = Candidates>) {
+    /// Before a substep that rebuilds the near lists: hands the lists' buffers to `chunks`,
+    /// which refill them (a rebuilding substep reads only the lists it finds), so that one
+    /// set of list buffers serves every rebuild ([`Self::set_candidates`] takes them back).
+    pub fn lend_lists(&mut self, chunks: &[Mutex<Candidates>]) {
+        for (k, chunk) in chunks.iter().enumerate() {
+            let mut chunk = chunk.lock().unwrap_or_else(|e| e.into_inner());
+            self.near.swap_chunk(k, &mut chunk.near);
+        }
+    }
+
+    /// Takes this substep's candidates from its chunks, in order; when the lists were
+    /// `rebuilt`, the chunks' new lists become the near lists (the chunks keep the empty
+    /// buffers [`Self::lend_lists`] gave them).
+    pub fn set_candidates(&mut self, chunks: &[Mutex<Candidates>], rebuilt: bool) {
         self.pairs.clear();
         self.triangle_contacts.clear();
         self.edge_contacts.clear();
-        let mut near = Vec::new();
-        for share in shares {
-            self.pairs.extend(share.pairs);
-            self.triangle_contacts.extend(share.triangle_contacts);
-            self.edge_contacts.extend(share.edge_contacts);
-            near.extend(share.near);
-        }
-        if !near.is_empty() {
-            self.near = NearListChunks::new(near);
+        for (k, chunk) in chunks.iter().enumerate() {
+            let mut chunk = chunk.lock().unwrap_or_else(|e| e.into_inner());
+            self.pairs.extend_from_slice(&chunk.pairs);
+            self.triangle_contacts
+                .extend_from_slice(&chunk.triangle_contacts);
+            self.edge_contacts.extend_from_slice(&chunk.edge_contacts);
+            if rebuilt {
+                self.near.swap_chunk(k, &mut chunk.near);
+            }
         }
         let count = self.contact_count();
         let mut levels = std::mem::take(&mut self.levels);

@@ -217,18 +217,26 @@ fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
     let (triangles, edges) = (boxes.triangles.len(), boxes.edges.len());
     contacts.sweep_triangle_boxes(&x, x_prev, 0..triangles, &mut boxes.triangles);
     contacts.sweep_edge_boxes(&x, x_prev, 0..edges, &mut boxes.edges);
-    let (hash, triangle_search, edge_search) = (
-        contacts.hash(&x),
-        contacts.triangle_search(None),
-        contacts.edge_search(None),
-    );
+    let mut hash = None;
+    contacts.rehash(&x, &mut hash);
+    let (triangle_search, edge_search) =
+        (contacts.triangle_search(None), contacts.edge_search(None));
     let searches = Searches {
         hash: hash.as_ref(),
         rebuild: stale.then_some((&triangle_search, &edge_search)),
     };
-    let candidates =
-        contacts.candidates(searches, (&boxes.triangles, &boxes.edges), &x, x_prev, 0, 1);
-    contacts.set_candidates([candidates]);
+    let chunk = std::sync::Mutex::default();
+    let boxes = (&boxes.triangles[..], &boxes.edges[..]);
+    contacts.candidates(
+        searches,
+        boxes,
+        &x,
+        x_prev,
+        0,
+        1,
+        &mut chunk.lock().unwrap(),
+    );
+    contacts.set_candidates(std::slice::from_ref(&chunk), stale);
     let levels = contacts.level_count();
     assert!(levels > 0);
     let mut in_sequence = x.clone();

@@ -35,11 +35,12 @@ impl Frame<'_> {
         // SAFETY: read-only; nobody writes positions in these stages.
         let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
         if t == 0 {
-            let stale = self
-                .particle_contacts
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .lists_stale(x, x_prev);
+            let mut contacts = (self.particle_contacts.write()).unwrap_or_else(|e| e.into_inner());
+            let stale = contacts.lists_stale(x, x_prev);
+            if stale {
+                contacts.lend_lists(self.candidate_chunks);
+            }
+            drop(contacts);
             self.lists_stale.store(stale, Ordering::Relaxed);
             self.search_tasks.reset();
             self.candidate_tasks.reset();
@@ -51,15 +52,10 @@ impl Frame<'_> {
         self.test_candidates(stale, x, x_prev);
         self.barrier.wait();
         if t == 0 {
-            let chunks = (self.candidate_chunks.iter())
-                .map(|chunk| std::mem::take(&mut *chunk.lock().unwrap_or_else(|e| e.into_inner())));
             self.particle_contacts
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
-                .set_candidates(chunks);
-            // The hash is not needed until the next substep builds its own; the searches for
-            // new lists are kept for the next rebuild to refit.
-            *self.hash.write().unwrap_or_else(|e| e.into_inner()) = None;
+                .set_candidates(self.candidate_chunks, stale);
         }
     }
 
@@ -86,7 +82,7 @@ impl Frame<'_> {
                     *kept = Some(contacts.triangle_search(kept.take()));
                 }
                 0 | 1 => {}
-                2 => *self.hash.write().unwrap_or_else(|e| e.into_inner()) = contacts.hash(x),
+                2 => contacts.rehash(x, &mut self.hash.write().unwrap_or_else(|e| e.into_inner())),
                 k if k < 3 + chunks => {
                     let range = share(0..triangles, k - 3, chunks);
                     // SAFETY: this task's chunk of the boxes, handed to one thread; nobody
@@ -126,10 +122,8 @@ impl Frame<'_> {
         let boxes = unsafe { (self.triangle_boxes.as_slice(), self.edge_boxes.as_slice()) };
         let chunks = self.candidate_chunks.len();
         while let Some(chunk) = self.candidate_tasks.take(chunks) {
-            let found = contacts.candidates(searches, boxes, x, x_prev, chunk, chunks);
-            *self.candidate_chunks[chunk]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = found;
+            let mut out = (self.candidate_chunks[chunk].lock()).unwrap_or_else(|e| e.into_inner());
+            contacts.candidates(searches, boxes, x, x_prev, chunk, chunks, &mut out);
         }
     }
 

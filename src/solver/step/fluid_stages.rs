@@ -89,12 +89,12 @@ impl Frame<'_> {
         // SAFETY: read-only; nobody writes positions in this stage.
         let x = unsafe { self.x.as_slice() };
         if t == 0 {
-            let hashes = (fluids.blocks.iter().zip(fluids.runs))
-                .map(|(block, run)| {
-                    SpatialHash::build(x, &fluids.particles[run.clone()], block.kernel.h)
-                })
-                .collect();
-            *fluids.hashes.write().unwrap_or_else(|e| e.into_inner()) = hashes;
+            // Rebuilt in place: the hashes keep their buffers from one substep to the next.
+            let mut hashes = fluids.hashes.write().unwrap_or_else(|e| e.into_inner());
+            hashes.resize_with(fluids.blocks.len(), SpatialHash::default);
+            for ((block, run), hash) in fluids.blocks.iter().zip(fluids.runs).zip(&mut *hashes) {
+                hash.rebuild(x, &fluids.particles[run.clone()], block.kernel.h);
+            }
         }
         self.barrier.wait();
         let hashes = fluids.hashes.read().unwrap_or_else(|e| e.into_inner());

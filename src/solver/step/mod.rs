@@ -130,6 +130,10 @@ pub struct Solver {
     swept_boxes: SweptBoxes,
     /// The last searches for its near lists, refitted at the next rebuild.
     near_searches: NearSearches,
+    /// The particles hashed for the sphere pairs, and the candidates found chunk by chunk:
+    /// rebuilt in every substep into the same buffers.
+    particle_hash: RwLock<Option<SpatialHash>>,
+    candidate_chunks: Vec<Mutex<Candidates>>,
     /// Mesh-collider vertices and edges against cloth faces and edges.
     feature_contacts: RwLock<FeatureContacts>,
     /// Each worker thread's part of the feature-contact search.
@@ -206,6 +210,10 @@ impl Solver {
             fluids: super::fluids::FluidState::new(&model, threads.max(1)),
             swept_boxes: particle_contacts.swept_boxes(),
             near_searches: NearSearches::default(),
+            particle_hash: RwLock::new(None),
+            candidate_chunks: (0..threads.max(1) * contact_stages::CHUNKS_PER_THREAD)
+                .map(|_| Mutex::default())
+                .collect(),
             particle_contacts: RwLock::new(particle_contacts),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
             feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
@@ -413,13 +421,11 @@ impl Solver {
             feature_contacts: &self.feature_contacts,
             feature_shares: &self.feature_shares,
             lists_stale: AtomicBool::new(false),
-            hash: RwLock::new(None),
+            hash: &self.particle_hash,
             near_searches: &self.near_searches,
             search_tasks: TaskQueue::default(),
             candidate_tasks: TaskQueue::default(),
-            candidate_chunks: (0..threads * contact_stages::CHUNKS_PER_THREAD)
-                .map(|_| Mutex::default())
-                .collect(),
+            candidate_chunks: &self.candidate_chunks,
             touching_shares: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: &self.mesh_poses,
             objects: &model.objects,
@@ -523,17 +529,18 @@ struct Frame<'a> {
     feature_shares: &'a [Mutex<SearchShare>],
     /// Whether the current substep rebuilds the near lists.
     lists_stale: AtomicBool,
-    /// What the current substep's candidate tests search: the hash, built by whichever
-    /// thread takes the task and dropped once the candidates are joined; the searches for
-    /// new near lists when they are rebuilt, kept by the solver from one rebuild to the next.
-    hash: RwLock<Option<SpatialHash>>,
+    /// What the current substep's candidate tests search: the hash, rebuilt by whichever
+    /// thread takes the task; the searches for new near lists when they are rebuilt. Both
+    /// kept by the solver, the hash's buffers from one substep to the next, the searches
+    /// from one rebuild to the next.
+    hash: &'a RwLock<Option<SpatialHash>>,
     near_searches: &'a NearSearches,
     /// The tasks of the search stage (the pieces above, chunks of the swept boxes) and of
     /// the candidate stage (the chunks of `candidate_chunks`).
     search_tasks: TaskQueue,
     candidate_tasks: TaskQueue,
     /// The current substep's candidates, chunk by chunk.
-    candidate_chunks: Vec<Mutex<Candidates>>,
+    candidate_chunks: &'a [Mutex<Candidates>],
     /// The swept boxes of the self-colliding triangles and edges, filled in shares.
     triangle_boxes: SharedSlice<'a, SweptBox>,
     edge_boxes: SharedSlice<'a, SweptBox>,
@@ -589,20 +596,21 @@ impl Frame<'_> {
     fn run(&self, t: usize) -> Option<usize> {
         let h = 1.0 / (self.params.fps * self.params.substeps as f64);
         let particles = share(0..self.x.len(), t, self.threads);
+        // The colliders posed over the substep: one buffer for the frame, refilled in every
+        // substep (no allocation per substep).
+        let mut posed: Vec<PosedCollider> = Vec::with_capacity(self.colliders.len());
         for substep in self.substeps.clone() {
             let (start, end) = (
                 self.frame_time + (substep - 1) as f64 * h,
                 self.frame_time + substep as f64 * h,
             );
-            let posed: Vec<PosedCollider> = self
-                .colliders
-                .iter()
-                .zip(self.mesh_poses)
-                .map(|(c, mesh)| PosedCollider {
+            posed.clear();
+            posed.extend(
+                (self.colliders.iter().zip(self.mesh_poses)).map(|(c, mesh)| PosedCollider {
                     mesh: mesh.as_ref(),
                     ..c.posed(start, end)
-                })
-                .collect();
+                }),
+            );
             self.predict(particles.clone(), h);
             self.find_held(particles.clone(), &posed);
             self.barrier.wait();
