@@ -25,7 +25,7 @@
 //! contacts hold it; nearly parallel edges (angle under ~6°) are also left to them, lying
 //! on each other like two layers of a pile.
 
-use super::bvh::{bounds, boxes_overlap};
+use super::bvh::{boxes_overlap, swept_bounds};
 use super::stencil::{Mobility, Stencil};
 use crate::constraints::Positions;
 use glam::DVec3;
@@ -119,8 +119,7 @@ fn ends(e: [u32; 2], at: &[DVec3]) -> [DVec3; 2] {
 /// The box edge `e` sweeps over a substep (`x_prev` → `x`), grown by half the contact
 /// distance, so two edges' boxes overlap when the edges can come within it.
 pub fn swept_box(e: [u32; 2], x: &[DVec3], x_prev: &[DVec3], distance: f64) -> (DVec3, DVec3) {
-    let ([a, b], [a0, b0]) = (ends(e, x), ends(e, x_prev));
-    bounds([a, b, a0, b0], 0.5 * distance)
+    swept_bounds(e, x, x_prev, 0.5 * distance)
 }
 
 /// The contact of edges `pair` (indices into `edges`, sharing no particle; their swept boxes

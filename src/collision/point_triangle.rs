@@ -22,7 +22,7 @@
 //! momentum, with Coulomb friction on the slip of `p` against the point under it.
 
 use super::bvh::closest_on_triangle;
-use super::bvh::{bounds, boxes_overlap};
+use super::bvh::{bounds, boxes_overlap, swept_bounds};
 use super::stencil::{Mobility, Stencil};
 use crate::constraints::Positions;
 use glam::DVec3;
@@ -46,11 +46,7 @@ pub fn swept_box(
     x_prev: &[DVec3],
     distance: f64,
 ) -> (DVec3, DVec3) {
-    let ([a, b, c], [a0, b0, c0]) = (
-        triangle.map(|k| x[k as usize]),
-        triangle.map(|k| x_prev[k as usize]),
-    );
-    bounds([a, b, c, a0, b0, c0], distance)
+    swept_bounds(triangle, x, x_prev, distance)
 }
 
 /// The contact of particle `p` with triangle `t` (an index into `triangles`, not holding `p`;
