@@ -31,13 +31,12 @@ impl Aabb {
     }
 }
 
-/// Whether two closed boxes `(min, max)` share a point: the one test every box search here
-/// uses, so a candidate kept in a list and re-tested later gets exactly the same answer.
 /// [`bounds`] of the positions of `particles` at the end of a substep (`x`) and then at its
 /// start (`x_prev`): the box a triangle or an edge sweeps, grown by `margin`. The same fold
 /// in the same order, written as loops over arrays: through `[T; N]::map` and the iterator
-/// of [`bounds`] the swept boxes of every substep were 5 % of the self-colliding pile's
-/// instructions, most of it in calls the compiler left out of line.
+/// of [`bounds`] the swept boxes of every substep were 3.3 % of the self-colliding pile's
+/// instructions, most of it in calls the compiler left out of line (docs/benchmarks.md,
+/// "Issue 13: swept boxes written out").
 #[inline]
 pub fn swept_bounds<const N: usize>(
     particles: [u32; N],
@@ -55,6 +54,8 @@ pub fn swept_bounds<const N: usize>(
     (min - margin, max + margin)
 }
 
+/// Whether two closed boxes `(min, max)` share a point: the one test every box search here
+/// uses, so a candidate kept in a list and re-tested later gets exactly the same answer.
 pub fn boxes_overlap(a: (DVec3, DVec3), b: (DVec3, DVec3)) -> bool {
     !(b.0.cmpgt(a.1).any() || b.1.cmplt(a.0).any())
 }

@@ -151,7 +151,7 @@ impl Skin {
 
 /// Pairs that may become candidates: `[particle, triangle]` and `[edge, edge]` (ascending),
 /// each list sorted; or one chunk of such lists, as one search task found it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct NearLists {
     pub point_triangle: Vec<[u32; 2]>,
     pub edges: Vec<[u32; 2]>,
