@@ -5,7 +5,9 @@
 # Usage: benches/ab.sh LABEL=BINARY [LABEL=BINARY ...]
 #   e.g. SET=issue13 benches/ab.sh A=/tmp/xpbd-A B=/tmp/xpbd-B C=target/release/xpbd-sim
 # Environment: SET (issue11, the default: contact-heavy scenes; issue13: the solver throughput
-# workloads; pile: the pile with and without self collision at 1 and 2 threads), ROUNDS (default 5), RESULTS (default /tmp/ab-$SET), SCENES (default: this
+# workloads; pile: the pile with and without self collision at 1 and 2 threads; meshes: the
+# scenes with moving mesh colliders), ROUNDS (default 5), RESULTS (default /tmp/ab-$SET),
+# SCENES (default: this
 # checkout's scenes/; use one committed copy for all binaries), ONLY (run only the workloads
 # whose name contains this text), SUMMARY_ONLY=1 (redo the table from $RESULTS/runs.tsv).
 #
@@ -56,7 +58,13 @@ pile) WORKLOADS=(
     "pile-noself-t1|1|pile.toml|--set object.cloth.self_collision=false"
     "pile-noself-t2|2|pile.toml|--set object.cloth.self_collision=false"
 ) ;;
-*) echo "unknown SET=$SET (issue11, issue13 or pile)" >&2; exit 2 ;;
+meshes) WORKLOADS=(
+    "skirt-t1|1|skirt.toml|"
+    "skirt-t2|2|skirt.toml|"
+    "body-t2|2|body.toml|"
+    "dancer-t2|2|dancer.toml|"
+) ;;
+*) echo "unknown SET=$SET (issue11, issue13, pile or meshes)" >&2; exit 2 ;;
 esac
 
 mkdir -p "$RESULTS"

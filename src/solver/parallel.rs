@@ -201,8 +201,9 @@ impl<'a, T> SharedSlice<'a, T> {
     /// The whole slice, read-only.
     ///
     /// # Safety
-    /// No thread may write any element until the caller's next barrier wait, and the returned
-    /// reference must not outlive that wait.
+    /// No thread may write any element while the returned reference lives: usually, until
+    /// the caller's next barrier wait, which the reference must not outlive; or for longer,
+    /// where the caller shows that no thread writes meanwhile.
     pub unsafe fn as_slice(&self) -> &[T] {
         // SAFETY: pointer and len come from a live `&'a mut [T]`; nobody writes meanwhile
         // (the caller's promise), so shared references from several threads are fine.

@@ -366,30 +366,14 @@ impl Solver {
 
     fn step_substeps(&mut self) -> Result<(), Divergence> {
         let substeps = self.model.params.substeps;
-        let moving_meshes = self.model.colliders.iter().any(|c| {
-            c.mesh
-                .as_ref()
-                .is_some_and(|m| m.is_sequence() || c.animation.is_some())
-        });
-        if !self.can_tear() && !moving_meshes {
+        if !self.can_tear() {
             self.run_substeps(1..substeps + 1)?;
         } else {
-            // The threads meet after every substep: meshes move and topology may change.
-            let h = 1.0 / (self.model.params.fps * substeps as f64);
+            // The threads meet after every substep: the topology may change.
             for substep in 1..=substeps {
-                if moving_meshes {
-                    let start = self.time + (substep - 1) as f64 * h;
-                    for (collider, pose) in self.model.colliders.iter().zip(&mut self.mesh_poses) {
-                        if let Some(pose) = pose {
-                            pose.update(collider, start, start + h);
-                        }
-                    }
-                }
                 self.run_substeps(substep..substep + 1)?;
-                if self.can_tear() {
-                    self.tear();
-                    self.refresh_projective()?;
-                }
+                self.tear();
+                self.refresh_projective()?;
             }
         }
         self.time += 1.0 / self.model.params.fps;
@@ -402,6 +386,11 @@ impl Solver {
         let plastic = plastic_stages::is_plastic(&self.model) && self.projective.is_none();
         let model = &mut self.model;
         let particles = &mut model.particles;
+        let moving_meshes = model.colliders.iter().any(|c| {
+            c.mesh
+                .as_ref()
+                .is_some_and(|m| m.is_sequence() || c.animation.is_some())
+        });
         let frame = Frame {
             substeps: range,
             frame_time: self.time,
@@ -427,7 +416,8 @@ impl Solver {
             candidate_tasks: TaskQueue::default(),
             candidate_chunks: &self.candidate_chunks,
             touching_shares: (0..threads).map(|_| Mutex::default()).collect(),
-            mesh_poses: &self.mesh_poses,
+            mesh_poses: SharedSlice::new(&mut self.mesh_poses),
+            moving_meshes,
             objects: &model.objects,
             animated_pins: &self.animated_pins,
             surface_pins: &self.surface_pins,
@@ -546,7 +536,12 @@ struct Frame<'a> {
     edge_boxes: SharedSlice<'a, SweptBox>,
     /// How many contacts between particles each thread saw touch in its shares of the levels.
     touching_shares: Vec<Mutex<super::contacts::Touching>>,
-    mesh_poses: &'a [Option<MeshPose>],
+    /// Per collider, its posed mesh: written by thread 0 at the start of every substep when
+    /// `moving_meshes`, read by every thread for the rest of the substep (see
+    /// [`Frame::pose_meshes`]).
+    mesh_poses: SharedSlice<'a, Option<MeshPose>>,
+    /// Whether any mesh collider moves (a mesh sequence or keyed transforms).
+    moving_meshes: bool,
     objects: &'a [crate::model::ObjectLayout],
     animated_pins: &'a [(usize, usize, DVec3)],
     surface_pins: &'a [(usize, usize, SurfaceAttachment)],
@@ -604,9 +599,17 @@ impl Frame<'_> {
                 self.frame_time + (substep - 1) as f64 * h,
                 self.frame_time + substep as f64 * h,
             );
-            posed.clear();
+            if self.moving_meshes {
+                if t == 0 {
+                    self.pose_meshes(start, h);
+                }
+                self.barrier.wait();
+            }
+            // SAFETY: the poses are written only in `pose_meshes`, after every thread has
+            // cleared `posed` below and passed the barrier that ends the substep.
+            let mesh_poses = unsafe { self.mesh_poses.as_slice() };
             posed.extend(
-                (self.colliders.iter().zip(self.mesh_poses)).map(|(c, mesh)| PosedCollider {
+                (self.colliders.iter().zip(mesh_poses)).map(|(c, mesh)| PosedCollider {
                     mesh: mesh.as_ref(),
                     ..c.posed(start, end)
                 }),
@@ -644,6 +647,8 @@ impl Frame<'_> {
                     self.solve_whole_objects(t, false, false, h);
                 }
             }
+            // No reference to a mesh pose outlives the substep (see `pose_meshes`).
+            posed.clear();
             self.update_velocities(particles.clone(), h);
             self.barrier.wait();
             if self.first_bad.load(Ordering::Acquire) != usize::MAX {
@@ -653,6 +658,21 @@ impl Frame<'_> {
             self.smooth_fluid_velocities(t, h);
         }
         None
+    }
+
+    /// Thread 0 poses every moving mesh for the substep from `start` to `start + h` seconds
+    /// while the other threads wait at the barrier after it. Nobody reads the poses here: every
+    /// thread cleared its posed colliders before the barrier that ended the last substep, and
+    /// the stages after that barrier read no pose. Done inside the worker threads so that
+    /// moving meshes do not make the threads meet (and allocate) between substeps.
+    fn pose_meshes(&self, start: f64, h: f64) {
+        // SAFETY: thread 0 alone, while no reference to a pose lives (see above).
+        let mesh_poses = unsafe { self.mesh_poses.all() };
+        for (collider, pose) in self.colliders.iter().zip(mesh_poses) {
+            if let Some(pose) = pose {
+                pose.update(collider, start, start + h);
+            }
+        }
     }
 
     fn predict(&self, range: std::ops::Range<usize>, h: f64) {
@@ -683,27 +703,34 @@ impl Frame<'_> {
     /// it: `pose(t) · pose(0)⁻¹ · rest`.
     fn move_pins(&self, time: f64) {
         use crate::animation::Pose;
-        let placements: Vec<Option<(Pose, Pose)>> = self
-            .objects
-            .iter()
-            .map(|o| match (&o.animation, o.pinned_to) {
-                (Some(a), _) => Some((a.pose(time, o.pivot), Pose::IDENTITY)),
-                (None, Some(c)) => {
-                    Some((self.colliders[c].pose(time), self.colliders[c].pose(0.0)))
-                }
-                (None, None) => None,
-            })
-            .collect();
+        let placement = |o: &crate::model::ObjectLayout| match (&o.animation, o.pinned_to) {
+            (Some(a), _) => Some((a.pose(time, o.pivot), Pose::IDENTITY)),
+            (None, Some(c)) => Some((self.colliders[c].pose(time), self.colliders[c].pose(0.0))),
+            (None, None) => None,
+        };
+        // The pins come object by object: each object's placement is computed once, when its
+        // first pin comes (no vector of placements per substep).
+        let mut placed: Option<(usize, Option<(Pose, Pose)>)> = None;
         for &(i, object, rest) in self.animated_pins {
-            if let Some((now, at_start)) = placements[object] {
+            let placement = match placed {
+                Some((of, placement)) if of == object => placement,
+                _ => {
+                    let placement = placement(&self.objects[object]);
+                    placed = Some((object, placement));
+                    placement
+                }
+            };
+            if let Some((now, at_start)) = placement {
                 // SAFETY: thread 0 alone touches particles in this stage.
                 unsafe { self.x.range(i..i + 1)[0] = now.apply(at_start.invert(rest)) };
             }
         }
         // Pins on a mesh surface follow their triangle (posed for this substep's end).
         for &(i, collider, attachment) in self.surface_pins {
+            // SAFETY: read between the barriers after `pose_meshes` and before the next one.
+            let mesh_poses = unsafe { self.mesh_poses.as_slice() };
             if let (Some(pose), Some(mesh)) =
-                (&self.mesh_poses[collider], &self.colliders[collider].mesh)
+                (&mesh_poses[collider], &self.colliders[collider].mesh)
             {
                 // SAFETY: thread 0 alone touches particles in this stage.
                 unsafe { self.x.range(i..i + 1)[0] = pose.attached_point(mesh, &attachment) };
