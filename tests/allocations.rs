@@ -63,7 +63,7 @@ const MOVING_SCENE: &str = "\
 [simulation]\nfps = 24\nframes = 10\niterations = 1\n\
 [collision]\nthickness = 0.01\n\
 [[object]]\nname = \"cape\"\ngrid = { size = [0.3, 0.3], resolution = [8, 8] }\n\
-translate = [0.0, 0.2, 0.0]\ndensity = 0.2\npin_region = { min = [-0.2, 0.19, -0.01], max = [0.2, 0.21, 0.01] }\n\
+translate = [0.0, 0.2, 0.0]\ndensity = 0.2\npin_region = { min = [-0.2, 0.19, -0.03], max = [0.2, 0.21, 0.03] }\n\
 pin_to = \"body\"\nstretch = { compliance = 0.0 }\nbending = { compliance = 20.0 }\n\
 [[object]]\nname = \"flag\"\ngrid = { size = [0.3, 0.3], resolution = [8, 8] }\n\
 translate = [1.0, 0.5, 0.0]\ndensity = 0.2\npin = [0, 7]\nstretch = { compliance = 0.0 }\n\
