@@ -386,11 +386,8 @@ impl Solver {
         let plastic = plastic_stages::is_plastic(&self.model) && self.projective.is_none();
         let model = &mut self.model;
         let particles = &mut model.particles;
-        let moving_meshes = model.colliders.iter().any(|c| {
-            c.mesh
-                .as_ref()
-                .is_some_and(|m| m.is_sequence() || c.animation.is_some())
-        });
+        let moving_meshes = (model.colliders.iter())
+            .any(|c| c.mesh.is_some() && crate::collision::tessellate::moves(c));
         let frame = Frame {
             substeps: range,
             frame_time: self.time,
@@ -726,9 +723,9 @@ impl Frame<'_> {
             }
         }
         // Pins on a mesh surface follow their triangle (posed for this substep's end).
+        // SAFETY: read between the barriers after `pose_meshes` and before the next one.
+        let mesh_poses = unsafe { self.mesh_poses.as_slice() };
         for &(i, collider, attachment) in self.surface_pins {
-            // SAFETY: read between the barriers after `pose_meshes` and before the next one.
-            let mesh_poses = unsafe { self.mesh_poses.as_slice() };
             if let (Some(pose), Some(mesh)) =
                 (&mesh_poses[collider], &self.colliders[collider].mesh)
             {
