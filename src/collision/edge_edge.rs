@@ -40,7 +40,12 @@ pub struct EdgeContact {
 }
 
 /// Parameters `(s, t)` of the closest points of segments `p1–q1` and `p2–q2` (Ericson,
-/// "Real-Time Collision Detection", §5.1.9).
+/// "Real-Time Collision Detection", §5.1.9). Always inlined: the side test of every edge
+/// pair whose boxes overlap calls it, and inlined there it shares the edges' vectors and
+/// lengths with [`common_direction`] and passes no arguments through memory (2.5 % of the
+/// self-colliding pile's instructions; docs/benchmarks.md, "Issue 13: the edge side test
+/// inlined").
+#[inline(always)]
 pub fn closest_parameters(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f64, f64) {
     const TINY: f64 = 1e-24;
     let (d1, d2, r) = (q1 - p1, q2 - p2, p1 - p2);
