@@ -266,7 +266,8 @@ impl Bvh {
             let Some(triangle) = item else {
                 return true;
             };
-            let [a, b, c] = triangles[triangle as usize].map(|i| positions[i as usize]);
+            let [a, b, c] = triangles[triangle as usize].map(|i| i as usize);
+            let [a, b, c] = [positions[a], positions[b], positions[c]];
             let (point, weights) = closest_on_triangle(p, a, b, c);
             let distance_sq = point.distance_squared(p);
             let better = match best {

@@ -99,7 +99,11 @@ fn common_normal(e: [DVec3; 2], f: [DVec3; 2]) -> Option<DVec3> {
 /// The side of edge `f` that edge `e` is on (the sign of `(p − q) · m̂`), when their closest
 /// points are inside both, they are not nearly parallel and they do not touch. `m` is
 /// normalised only for the pairs whose closest points are interior (most are not): the
-/// same value as normalising first.
+/// same value as normalising first. Always inlined into [`sided_contact`]'s two calls, so
+/// that the ends it loads stay in registers: passed to a call they went through memory
+/// (2.4 % of the self-colliding pile's instructions; docs/benchmarks.md, "Issue 13: the
+/// edge side test inlined").
+#[inline(always)]
 fn interior_side(e: [DVec3; 2], f: [DVec3; 2]) -> Option<f64> {
     let m = common_direction(e, f)?;
     let (s, t) = closest_parameters(e[0], e[1], f[0], f[1]);
@@ -117,8 +121,10 @@ pub fn segment_distance(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> f64 {
     (p1 + (q1 - p1) * s).distance(p2 + (q2 - p2) * t)
 }
 
-fn ends(e: [u32; 2], at: &[DVec3]) -> [DVec3; 2] {
-    e.map(|k| at[k as usize])
+/// The ends of edge `e` in `at`. Two loads written out: through `[T; N]::map` the side
+/// test copied each pair of ends through memory.
+fn ends([a, b]: [u32; 2], at: &[DVec3]) -> [DVec3; 2] {
+    [at[a as usize], at[b as usize]]
 }
 
 /// The box edge `e` sweeps over a substep (`x_prev` → `x`), grown by half the contact

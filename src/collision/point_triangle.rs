@@ -81,7 +81,9 @@ fn sided_contact(
     distance: f64,
 ) -> Option<TriangleContact> {
     let (p1, p0) = (x[p as usize], x_prev[p as usize]);
-    let corners = |at: &[DVec3]| triangles[t as usize].map(|k| at[k as usize]);
+    // Three loads written out: through `[T; N]::map` the corners went through memory.
+    let [a, b, c] = triangles[t as usize].map(|k| k as usize);
+    let corners = |at: &[DVec3]| [at[a], at[b], at[c]];
     let side = side_over(corners(x_prev), p0, 2.0 * distance)
         .or_else(|| side_over(corners(x), p1, 0.0))?;
     Some(TriangleContact {
