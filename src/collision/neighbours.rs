@@ -39,9 +39,11 @@ impl NeighbourLists {
             let xi = x[i as usize];
             self.candidates.clear();
             let reach = DVec3::splat(radius);
-            hash.for_each_near(xi - reach, xi + reach, |j| {
-                if j != i && (x[j as usize] - xi).length_squared() < r2 {
-                    self.candidates.push(j);
+            hash.for_each_bucket_near(xi - reach, xi + reach, |bucket| {
+                for &j in bucket {
+                    if j != i && (x[j as usize] - xi).length_squared() < r2 {
+                        self.candidates.push(j);
+                    }
                 }
             });
             self.candidates.sort_unstable();

@@ -29,9 +29,11 @@ pub fn find_pairs(
     let reach_sq = reach * reach;
     for &i in particles {
         let p = x[i as usize];
-        hash.for_each_near(p - reach, p + reach, |j| {
-            if i < j && p.distance_squared(x[j as usize]) < reach_sq && allowed(i, j) {
-                pairs.push([i, j]);
+        hash.for_each_bucket_near(p - reach, p + reach, |bucket| {
+            for &j in bucket {
+                if i < j && p.distance_squared(x[j as usize]) < reach_sq && allowed(i, j) {
+                    pairs.push([i, j]);
+                }
             }
         });
     }

@@ -8,6 +8,9 @@
 
 use glam::DVec3;
 
+/// Teschner's primes: cell `(i, j, k)` hashes to `i p₀ ⊕ j p₁ ⊕ k p₂`.
+const HASH_PRIMES: [i64; 3] = [73_856_093, 19_349_663, 83_492_791];
+
 #[derive(Debug, Clone, Default)]
 pub struct SpatialHash {
     /// One over the cell size.
@@ -69,29 +72,51 @@ impl SpatialHash {
         })
     }
 
-    /// Teschner's hash of a cell, reduced to the table (its size is a power of two).
+    /// Teschner's hash of a cell, reduced to the table.
     fn bucket(&self, [i, j, k]: [i64; 3]) -> usize {
-        let h =
-            i.wrapping_mul(73_856_093) ^ j.wrapping_mul(19_349_663) ^ k.wrapping_mul(83_492_791);
+        let [pi, pj, pk] = HASH_PRIMES;
+        self.reduce(i.wrapping_mul(pi) ^ j.wrapping_mul(pj) ^ k.wrapping_mul(pk))
+    }
+
+    /// A cell's hash reduced to the table (its size is a power of two).
+    fn reduce(&self, h: i64) -> usize {
         (h as u64 as usize) & (self.starts.len() - 2)
     }
 
-    /// Calls `visit` with every particle hashed into a cell that overlaps the box
-    /// `[min, max]` (and, through shared buckets, some others). A box spanning more cells
-    /// than there are buckets visits every particle once instead.
-    pub fn for_each_near(&self, min: DVec3, max: DVec3, mut visit: impl FnMut(u32)) {
+    /// Calls `visit` with the particles of every bucket holding a cell that overlaps the box
+    /// `[min, max]`, bucket by bucket (so, through shared buckets, some others too, and a
+    /// bucket twice if two of the cells share it). A box spanning more cells than there are
+    /// buckets visits every particle once instead, as one slice. Whole buckets, not one
+    /// particle at a time, so that the caller's loop over a bucket is its own code: with a
+    /// call per particle LLVM left the callers' tests out of line.
+    pub fn for_each_bucket_near(&self, min: DVec3, max: DVec3, mut visit: impl FnMut(&[u32])) {
         let (lo, hi) = (self.cell_of(min), self.cell_of(max));
         let span = |a: usize| hi[a].saturating_sub(lo[a]).saturating_add(1) as f64;
         if span(0) * span(1) * span(2) >= (self.starts.len() - 1) as f64 {
-            self.entries.iter().for_each(|&i| visit(i));
+            visit(&self.entries);
             return;
         }
-        for i in lo[0]..=hi[0] {
-            for j in lo[1]..=hi[1] {
-                for k in lo[2]..=hi[2] {
-                    let b = self.bucket([i, j, k]);
-                    let range = self.starts[b] as usize..self.starts[b + 1] as usize;
-                    self.entries[range].iter().for_each(|&p| visit(p));
+        // Counted loops over the few cells per axis (fewer than the buckets here, so the
+        // counts are small), each coordinate's product of the hash taken once per loop: the
+        // same cells in the same order as `lo..=hi` per axis, 10 % fewer instructions in
+        // the sphere-pair search of the pile than inclusive ranges and the whole hash per
+        // cell (docs/benchmarks.md, "Issue 13: the edge side test inlined").
+        let count = |a: usize| {
+            if hi[a] < lo[a] {
+                0
+            } else {
+                hi[a].wrapping_sub(lo[a]) as u64 + 1
+            }
+        };
+        let [pi, pj, pk] = HASH_PRIMES;
+        for di in 0..count(0) {
+            let hash_i = lo[0].wrapping_add(di as i64).wrapping_mul(pi);
+            for dj in 0..count(1) {
+                let hash_ij = hash_i ^ lo[1].wrapping_add(dj as i64).wrapping_mul(pj);
+                for dk in 0..count(2) {
+                    let hash = hash_ij ^ lo[2].wrapping_add(dk as i64).wrapping_mul(pk);
+                    let b = self.reduce(hash);
+                    visit(&self.entries[self.starts[b] as usize..self.starts[b + 1] as usize]);
                 }
             }
         }
@@ -112,7 +137,7 @@ mod tests {
         let hash = SpatialHash::build(&x, &all, 0.15);
         let (min, max) = (DVec3::new(0.12, 0.33, 0.0), DVec3::new(0.45, 0.61, 0.2));
         let mut found = Vec::new();
-        hash.for_each_near(min, max, |i| found.push(i));
+        hash.for_each_bucket_near(min, max, |bucket| found.extend_from_slice(bucket));
         found.sort_unstable();
         found.dedup();
         let inside = |p: DVec3| p.cmpge(min).all() && p.cmple(max).all();
@@ -124,12 +149,34 @@ mod tests {
         assert!(found.len() < 1000, "a small box visits a small part");
     }
 
+    /// The buckets come in the order of the cells, `x` outermost, each cell's bucket once
+    /// (the table here is large enough that these cells share none); a box upside down on
+    /// an axis spans no cell.
+    #[test]
+    fn buckets_come_cell_by_cell_and_an_inverted_box_finds_nothing() {
+        let x: Vec<DVec3> = (0..8)
+            .map(|n| DVec3::new((n & 1) as f64, ((n >> 1) & 1) as f64, (n >> 2) as f64) + 0.5)
+            .collect();
+        let hash = SpatialHash::build(&x, &(0..8).collect::<Vec<u32>>(), 1.0);
+        let mut found = Vec::new();
+        hash.for_each_bucket_near(DVec3::splat(0.6), DVec3::splat(1.6), |bucket| {
+            found.push(bucket.to_vec())
+        });
+        assert_eq!(found.concat(), [0, 4, 2, 6, 1, 5, 3, 7]);
+        let mut none = 0;
+        let upside_down = (DVec3::new(0.6, 1.6, 0.6), DVec3::new(1.6, 0.6, 1.6));
+        hash.for_each_bucket_near(upside_down.0, upside_down.1, |bucket| none += bucket.len());
+        assert_eq!(none, 0);
+    }
+
     #[test]
     fn a_huge_box_visits_everything_once() {
         let x = vec![DVec3::ZERO, DVec3::splat(1e6)];
         let hash = SpatialHash::build(&x, &[0, 1], 0.01);
         let mut found = Vec::new();
-        hash.for_each_near(DVec3::splat(-1e7), DVec3::splat(1e7), |i| found.push(i));
+        hash.for_each_bucket_near(DVec3::splat(-1e7), DVec3::splat(1e7), |bucket| {
+            found.extend_from_slice(bucket)
+        });
         assert_eq!(found.len(), 2);
     }
 }
