@@ -1,7 +1,8 @@
 //! Bounding-volume hierarchies: over a collider mesh's triangles (built once, its boxes
 //! refitted to the moving vertices every substep), with closest-point queries (Ericson,
 //! "Real-Time Collision Detection", 2005, §5.1.5 for the closest point on a triangle); and over
-//! any list of boxes, for the self-collision near lists and the self-intersection count.
+//! any list of boxes, for the self-intersection count and as the shape the four-wide trees of
+//! the pair searches are collapsed from ([`super::wide_bvh`]).
 //! Deterministic: a tree depends only on the boxes it is built over (median splits under a
 //! total order; a refitted tree keeps the shape it was built with), a query visits children
 //! in a fixed order, and `closest` keeps the lowest index among equally close triangles.
@@ -83,6 +84,12 @@ pub struct Bvh {
     leaf_boxes: Vec<Aabb>,
 }
 
+/// A node of a [`Bvh`]: a leaf with its item, or an inner node with its two children.
+pub(super) enum Shape {
+    Leaf(u32),
+    Inner([usize; 2]),
+}
+
 /// The closest point of a mesh to a query point.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Closest {
@@ -138,21 +145,6 @@ impl Bvh {
         bvh
     }
 
-    /// Sets every box from `leaf_boxes` (leaf k = box k), keeping the tree's shape, when it
-    /// has as many leaves; returns whether it had. What a query finds does not depend on the
-    /// shape (every leaf whose box overlaps the query is reached), only how long it takes:
-    /// a tree built where the boxes lay long ago may visit more nodes.
-    pub fn refit_boxes(&mut self, leaf_boxes: &[(DVec3, DVec3)]) -> bool {
-        if self.nodes.len() != (2 * leaf_boxes.len()).saturating_sub(1) {
-            return false;
-        }
-        self.fit(|item| {
-            let (min, max) = leaf_boxes[item as usize];
-            Aabb { min, max }
-        });
-        true
-    }
-
     /// Sets every box from its leaves' boxes (children always follow their parent, so a
     /// reverse pass sees children first).
     fn fit(&mut self, leaf_box: impl Fn(u32) -> Aabb) {
@@ -202,6 +194,21 @@ impl Bvh {
         } else {
             first.link() as usize
         }
+    }
+
+    /// What node `index` is: for [`super::wide_bvh`], which collapses this tree's shape.
+    pub(super) fn shape(&self, index: usize) -> Shape {
+        let node = &self.nodes[index];
+        if node.is_leaf() {
+            Shape::Leaf(node.link())
+        } else {
+            Shape::Inner([index + 1, self.second_child(index)])
+        }
+    }
+
+    /// The largest item below node `index` (a leaf's own).
+    pub(super) fn last(&self, index: usize) -> u32 {
+        self.nodes[index].last()
     }
 
     fn split(&mut self, order: &mut [u32], centroids: &[DVec3]) -> usize {
@@ -318,63 +325,6 @@ impl Bvh {
             near
         });
     }
-
-    /// Appends to `pairs` every `[q, leaf]`, `q` from `queries` in their order, whose boxes
-    /// overlap (`query_box(q)` and the leaf's) and that `keep` accepts; the leaves of each
-    /// query ascending, so ascending queries give a sorted list. Appending lets the solver
-    /// refill one buffer at every rebuild of its near lists instead of allocating.
-    pub fn overlapping_pairs(
-        &self,
-        queries: impl IntoIterator<Item = u32>,
-        query_box: impl Fn(u32) -> (DVec3, DVec3),
-        keep: impl Fn(u32, u32) -> bool,
-        pairs: &mut Vec<[u32; 2]>,
-    ) {
-        self.pairs_from(queries, query_box, |_| 0, keep, pairs);
-    }
-
-    /// [`Self::overlapping_pairs`] of a tree over the queries' own boxes, each pair once:
-    /// the leaves after each query only (`leaf > q`).
-    pub fn later_overlapping_pairs(
-        &self,
-        queries: impl IntoIterator<Item = u32>,
-        query_box: impl Fn(u32) -> (DVec3, DVec3),
-        keep: impl Fn(u32, u32) -> bool,
-        pairs: &mut Vec<[u32; 2]>,
-    ) {
-        self.pairs_from(queries, query_box, |q| q.saturating_add(1), keep, pairs);
-    }
-
-    /// The pairs of [`Self::overlapping_pairs`] whose leaf is `first_leaf(q)` or later.
-    fn pairs_from(
-        &self,
-        queries: impl IntoIterator<Item = u32>,
-        query_box: impl Fn(u32) -> (DVec3, DVec3),
-        first_leaf: impl Fn(u32) -> u32,
-        keep: impl Fn(u32, u32) -> bool,
-        pairs: &mut Vec<[u32; 2]>,
-    ) {
-        if self.nodes.is_empty() {
-            return; // nothing to overlap (and `query_box` may know no queries then)
-        }
-        // A local vector while the walks push into it: behind the reference its length
-        // and capacity were read back from memory at every push (cachegrind: 5 % more
-        // instructions in the walks of the pile).
-        let mut found = std::mem::take(pairs);
-        for q in queries {
-            let start = found.len();
-            let (min, max) = query_box(q);
-            self.for_each_overlapping_from(first_leaf(q), min, max, |leaf| {
-                if keep(q, leaf) {
-                    found.push([q, leaf]);
-                }
-            });
-            // Every pair here has the query first: sorting by the leaf alone is one
-            // comparison per step instead of two.
-            found[start..].sort_unstable_by_key(|&[_, leaf]| leaf);
-        }
-        *pairs = found;
-    }
 }
 
 /// Closest point to `p` on triangle `abc` and its barycentric weights (Ericson §5.1.5).
@@ -467,63 +417,5 @@ mod tests {
         let found = bvh.closest(&mesh.positions, &triangles, q, 10.0).unwrap();
         assert!((found.distance - brute(&mesh.positions, q)).abs() < 1e-12);
         assert!(bvh.closest(&mesh.positions, &triangles, q, 0.5).is_none());
-    }
-
-    /// A query box with NaN corners overlaps every box in [`boxes_overlap`], and so in the
-    /// tree walks, whose `f32` node boxes it overlaps too.
-    #[test]
-    fn a_nan_query_box_overlaps_every_leaf() {
-        let boxes: Vec<_> = (0..40u32)
-            .map(|k| bounds([DVec3::new(f64::from(k), 0.0, 0.0)], 0.1))
-            .collect();
-        let bvh = Bvh::over_boxes(&boxes);
-        for nan_query in 0..6u32 {
-            let query_box = |q: u32| {
-                if q == nan_query {
-                    (DVec3::NAN, DVec3::NAN)
-                } else {
-                    boxes[q as usize]
-                }
-            };
-            let mut pairs = Vec::new();
-            bvh.overlapping_pairs(0..6, query_box, |_, _| true, &mut pairs);
-            let of_nan = pairs.iter().filter(|p| p[0] == nan_query).count();
-            assert_eq!(of_nan, 40, "query {nan_query}");
-            assert_eq!(pairs.len(), 40 + 5, "the others find themselves alone");
-        }
-    }
-
-    #[test]
-    fn later_pairs_are_the_overlapping_pairs_after_each_query() {
-        // Boxes along a wavy line, in index order along it (as a mesh's items mostly are) and
-        // in an order unrelated to it.
-        for spread in [1, 37] {
-            let boxes: Vec<(DVec3, DVec3)> = (0..200u32)
-                .map(|k| {
-                    let u = f64::from((k * spread) % 200);
-                    let centre = DVec3::new(0.02 * u, 0.2 * (0.05 * u).sin(), 0.0);
-                    bounds([centre], 0.04 + 0.03 * (f64::from(k) * 0.7).sin().abs())
-                })
-                .collect();
-            let bvh = Bvh::over_boxes(&boxes);
-            let keep = |i: u32, j: u32| !(i + j).is_multiple_of(3);
-            let mut later = vec![[7, 7]]; // appended to
-            bvh.later_overlapping_pairs(0..200, |q| boxes[q as usize], keep, &mut later);
-            assert_eq!(later.remove(0), [7, 7]);
-            let mut brute = Vec::new();
-            for i in 0..200u32 {
-                for j in i + 1..200 {
-                    if boxes_overlap(boxes[i as usize], boxes[j as usize]) && keep(i, j) {
-                        brute.push([i, j]);
-                    }
-                }
-            }
-            assert!(brute.len() > 100, "{} pairs: too few to test", brute.len());
-            assert_eq!(later, brute, "spread {spread}");
-            let mut all = Vec::new();
-            bvh.overlapping_pairs(0..200, |q| boxes[q as usize], keep, &mut all);
-            let after: Vec<_> = all.into_iter().filter(|&[i, j]| j > i).collect();
-            assert_eq!(later, after, "spread {spread}");
-        }
     }
 }

@@ -129,6 +129,9 @@ fn ends([a, b]: [u32; 2], at: &[DVec3]) -> [DVec3; 2] {
 
 /// The box edge `e` sweeps over a substep (`x_prev` → `x`), grown by half the contact
 /// distance, so two edges' boxes overlap when the edges can come within it.
+/// Always inlined: left to itself, LLVM moved it out of line whenever the search stage
+/// around it grew (docs/benchmarks.md, "Issue 13: a four-wide tree for the pair searches").
+#[inline(always)]
 pub fn swept_box(e: [u32; 2], x: &[DVec3], x_prev: &[DVec3], distance: f64) -> (DVec3, DVec3) {
     swept_bounds(e, x, x_prev, 0.5 * distance)
 }

@@ -28,6 +28,7 @@ pub mod rest_close;
 pub mod spatial_hash;
 pub mod stencil;
 pub mod tessellate;
+pub mod wide_bvh;
 
 use crate::animation::{Animation, Pose};
 use glam::DVec3;

@@ -36,7 +36,8 @@
 //! on when the lists were built: a run resumed from a checkpoint, which starts with new lists,
 //! produces the same bytes as one that was never stopped.
 
-use super::bvh::{bounds, Bvh};
+use super::bvh::bounds;
+use super::wide_bvh::WideBvh;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::solver::parallel::share;
 use glam::DVec3;
@@ -238,13 +239,13 @@ pub struct TriangleSearch {
     /// The triangles' grown reference boxes the tree was built or refitted over (kept for
     /// the next rebuild's, so that a rebuild allocates nothing).
     triangle_boxes: Vec<(DVec3, DVec3)>,
-    tree: Bvh,
+    tree: WideBvh,
 }
 
 /// The search for new edge–edge pairs: a tree over the edges' grown reference boxes.
 pub struct EdgeSearch {
     edge_boxes: Vec<(DVec3, DVec3)>,
-    tree: Bvh,
+    tree: WideBvh,
 }
 
 /// The box around the reference boxes of `corners`, grown by `by`.
@@ -257,14 +258,14 @@ fn reference_union(skin: &Skin, corners: &[u32], by: f64) -> (DVec3, DVec3) {
 /// a new one. Building took 8 % of the pile's time at one thread, refitting a fraction of
 /// it; the refitted tree, built on the hanging cloth, was as fast to search once it folded
 /// (docs/benchmarks.md, "Issue 13: trees refitted"). The pairs found are the same either way
-/// ([`Bvh::refit_boxes`]).
-fn tree_over(kept: Option<Bvh>, boxes: &[(DVec3, DVec3)]) -> Bvh {
+/// ([`WideBvh::refit_boxes`]).
+fn tree_over(kept: Option<WideBvh>, boxes: &[(DVec3, DVec3)]) -> WideBvh {
     if let Some(mut tree) = kept {
         if tree.refit_boxes(boxes) {
             return tree;
         }
     }
-    Bvh::over_boxes(boxes)
+    WideBvh::over_boxes(boxes)
 }
 
 impl TriangleSearch {

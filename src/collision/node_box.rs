@@ -135,7 +135,7 @@ impl NodeBox {
 }
 
 /// The corners of the box `[min, max]` rounded outward ([`down`], [`up`]).
-fn outward(min: DVec3, max: DVec3) -> ([f32; 3], [f32; 3]) {
+pub(super) fn outward(min: DVec3, max: DVec3) -> ([f32; 3], [f32; 3]) {
     (min.to_array().map(down), max.to_array().map(up))
 }
 

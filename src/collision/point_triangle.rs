@@ -40,6 +40,9 @@ pub struct TriangleContact {
 /// The box triangle `abc` sweeps over a substep (`x_prev` → `x`), grown by the contact
 /// distance: a particle whose own swept box misses it cannot touch the triangle in the
 /// substep.
+/// Always inlined: left to itself, LLVM moved it out of line whenever the search stage
+/// around it grew (docs/benchmarks.md, "Issue 13: a four-wide tree for the pair searches").
+#[inline(always)]
 pub fn swept_box(
     triangle: [u32; 3],
     x: &[DVec3],

@@ -6,7 +6,7 @@
 //! row) instead of measuring the rest distance again each time gives the same answers at a
 //! fraction of the cost.
 
-use super::bvh::Bvh;
+use super::wide_bvh::WideBvh;
 use glam::DVec3;
 
 /// For every query (a particle, an edge), the items (triangles, edges) it is close to at
@@ -28,7 +28,7 @@ impl RestClose {
         item_boxes: &[(DVec3, DVec3)],
         close: impl Fn(u32, u32) -> bool,
     ) -> RestClose {
-        let tree = Bvh::over_boxes(item_boxes);
+        let tree = WideBvh::over_boxes(item_boxes);
         // Pairs come out grouped by query, ascending, each query's items ascending.
         let mut pairs = Vec::new();
         tree.overlapping_pairs(0..queries as u32, query_box, close, &mut pairs);

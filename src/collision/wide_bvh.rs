@@ -1,0 +1,471 @@
+//! A four-wide bounding-volume hierarchy for box-pair searches: the self-collision near
+//! lists ([`super::near_lists`]) and the rest-close table ([`super::rest_close`]). Each node
+//! holds the boxes of up to four children side by side, one `f32` lane per child on each
+//! axis, so one query tests all four with six 4-lane comparisons (SSE, part of every
+//! x86-64). The binary tree ([`Bvh`]) tests one box per node and takes a step of the walk per
+//! box; the pile's near-list rebuilds walked 64 of its nodes per query, 18 % of the run
+//! (docs/benchmarks.md, "Issue 13: a four-wide tree for the pair searches"). Wide trees
+//! are the usual answer for ray queries (Wald et al., "Getting Rid of Packets", 2008; Dammertz
+//! et al., "Shallow Bounding Volume Hierarchies", 2008); box queries gain the same way.
+//!
+//! **Shape.** The tree is the binary tree of [`Bvh::over_boxes`] (median splits), collapsed:
+//! a wide node takes the children of a binary node and replaces each inner one by its own
+//! two children while there is room, so it holds the (up to) four grandchildren and skips a
+//! level. Nodes are stored depth first (a child after its parent); a refit is one reverse
+//! pass, as in [`Bvh`].
+//!
+//! **Same answers.** The slots' boxes are rounded outward to `f32` as [`super::node_box`]
+//! rounds the binary tree's, so a node's box holds every leaf box below it and a walk
+//! reaches every leaf whose rounded box overlaps the rounded query. A leaf is found when its
+//! rounded box does: every pair whose `f64` boxes overlap ([`boxes_overlap`]), and at most
+//! the pairs whose boxes lie apart by under three `f32` steps besides (0.2 µm at a metre).
+//! The rounding of a leaf's box depends on that box alone, so which leaves a query finds
+//! does not depend on the tree's shape, or on when it was refitted; [`WideBvh::overlapping_pairs`]
+//! sorts each query's leaves, so neither does their order. The callers decide each pair
+//! exactly: the near lists re-test every listed pair in every substep (an extra pair is
+//! re-tested and dropped), the rest-close table measures the rest distance. An exact `f64`
+//! test of each leaf here (the binary tree's) cost 2 % of the pile's instructions and
+//! changed no contact. A NaN corner compares false, so such a query overlaps everything, as
+//! in the `f64` test.
+
+use super::bvh::{Bvh, Shape};
+use super::node_box::outward;
+use glam::DVec3;
+
+/// A wide node: four child slots, each a leaf (`LEAF | item`) or another wide node.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct WideNode {
+    /// Lower corners of the slots' boxes by axis: `lower[axis][slot]`.
+    lower: [[f32; 4]; 3],
+    /// Upper corners, as `lower`.
+    upper: [[f32; 4]; 3],
+    /// Each slot's wide node, or `LEAF | item` for a leaf.
+    child: [u32; 4],
+    /// The largest item below each slot; [`EMPTY`] for an unused slot.
+    last: [u32; 4],
+}
+
+/// The bit of a slot's `child` that marks a leaf (items stay below it).
+const LEAF: u32 = 1 << 31;
+
+/// The `last` of an unused slot: −1 read as `i32`, below every item, so the walk's
+/// "holds an item at or after `first`" test ([`later_slots`]) never passes it.
+const EMPTY: u32 = u32::MAX;
+
+/// Slots a walk may hold at once: a wide level takes two binary levels, a binary tree of
+/// median splits over fewer than 2³¹ items is at most 32 deep, so at most 16 wide levels,
+/// each leaving at most three slots behind on the stack, plus the one being taken.
+const STACK: usize = 3 * 16 + 1;
+
+impl WideNode {
+    const UNUSED: WideNode = WideNode {
+        lower: [[f32::INFINITY; 4]; 3],
+        upper: [[f32::NEG_INFINITY; 4]; 3],
+        child: [0; 4],
+        last: [EMPTY; 4],
+    };
+
+    fn set_slot_box(&mut self, slot: usize, (lower, upper): ([f32; 3], [f32; 3])) {
+        for axis in 0..3 {
+            self.lower[axis][slot] = lower[axis];
+            self.upper[axis][slot] = upper[axis];
+        }
+    }
+
+    /// The box of all four slots (exact: the corners are already `f32`; unused slots are
+    /// empty boxes).
+    fn union(&self) -> ([f32; 3], [f32; 3]) {
+        let fold = |lanes: [f32; 4], pick: fn(f32, f32) -> f32| {
+            pick(pick(lanes[0], lanes[1]), pick(lanes[2], lanes[3]))
+        };
+        (
+            self.lower.map(|lanes| fold(lanes, f32::min)),
+            self.upper.map(|lanes| fold(lanes, f32::max)),
+        )
+    }
+}
+
+/// A query box with each corner coordinate in all four lanes, and the first item it wants.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(16))]
+struct WideQuery {
+    lower: [[f32; 4]; 3],
+    upper: [[f32; 4]; 3],
+    /// `first − 1` as `i32` in every lane: a slot holds an item at or after `first` when its
+    /// `last` (as `i32`) is greater. `first` = 0 gives −1, which every item passes and
+    /// [`EMPTY`] does not; `first` = 2³¹ gives `i32::MAX`, which nothing passes.
+    before_first: [i32; 4],
+}
+
+impl WideQuery {
+    fn new(first: u32, min: DVec3, max: DVec3) -> WideQuery {
+        let (lower, upper) = outward(min, max);
+        WideQuery {
+            lower: lower.map(|v| [v; 4]),
+            upper: upper.map(|v| [v; 4]),
+            before_first: [first.wrapping_sub(1) as i32; 4],
+        }
+    }
+}
+
+/// The slots of `node` whose boxes overlap the query's (closed boxes, as
+/// [`boxes_overlap`]) and that hold an item at or after the query's first, as bits.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn later_slots(node: &WideNode, query: &WideQuery) -> u32 {
+    use std::arch::x86_64::{
+        __m128, _mm_castsi128_ps, _mm_cmpgt_epi32, _mm_cmpgt_ps, _mm_cmplt_ps, _mm_load_ps,
+        _mm_load_si128, _mm_movemask_ps, _mm_or_ps,
+    };
+    // SAFETY: both types are `repr(C, align(16))` (the node 64) and every array loaded is
+    // four 4-byte lanes at a multiple of 16 bytes from the start, so the aligned loads read
+    // inside them; SSE2 is part of every x86-64.
+    unsafe {
+        let load = |lanes: &[f32; 4]| -> __m128 { _mm_load_ps(lanes.as_ptr()) };
+        let mut apart = _mm_cmpgt_ps(load(&node.lower[0]), load(&query.upper[0]));
+        for axis in 0..3 {
+            if axis > 0 {
+                let above = _mm_cmpgt_ps(load(&node.lower[axis]), load(&query.upper[axis]));
+                apart = _mm_or_ps(apart, above);
+            }
+            let below = _mm_cmplt_ps(load(&node.upper[axis]), load(&query.lower[axis]));
+            apart = _mm_or_ps(apart, below);
+        }
+        let later = _mm_cmpgt_epi32(
+            _mm_load_si128(node.last.as_ptr().cast()),
+            _mm_load_si128(query.before_first.as_ptr().cast()),
+        );
+        (!_mm_movemask_ps(apart) & _mm_movemask_ps(_mm_castsi128_ps(later))) as u32
+    }
+}
+
+/// The portable form of the test above.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn later_slots(node: &WideNode, query: &WideQuery) -> u32 {
+    (0..4).fold(0, |bits, slot| {
+        let overlaps = (0..3).all(|axis| {
+            !(node.lower[axis][slot] > query.upper[axis][slot]
+                || node.upper[axis][slot] < query.lower[axis][slot])
+        });
+        let later = node.last[slot] as i32 > query.before_first[slot];
+        bits | (u32::from(overlaps && later) << slot)
+    })
+}
+
+/// A four-wide tree over a list of boxes (leaf k = box k), for box queries only.
+#[derive(Debug, Clone, Default)]
+pub struct WideBvh {
+    nodes: Vec<WideNode>,
+    /// How many boxes the tree is over.
+    leaves: usize,
+}
+
+impl WideBvh {
+    /// A tree over boxes `(min, max)` (leaf k = box k): [`Bvh::over_boxes`]' median splits,
+    /// collapsed to four children per node.
+    pub fn over_boxes(leaf_boxes: &[(DVec3, DVec3)]) -> WideBvh {
+        let mut tree = WideBvh {
+            nodes: Vec::with_capacity(leaf_boxes.len().div_ceil(2)),
+            leaves: leaf_boxes.len(),
+        };
+        if !leaf_boxes.is_empty() {
+            tree.collapse(&Bvh::over_boxes(leaf_boxes), 0);
+        }
+        tree.fit(leaf_boxes);
+        tree
+    }
+
+    /// Appends the wide node for binary node `index` and the subtrees below it; returns its
+    /// index. A binary leaf (only at the root, a tree of one box) becomes a node with one
+    /// used slot.
+    fn collapse(&mut self, binary: &Bvh, index: usize) -> u32 {
+        let mut slots = match binary.shape(index) {
+            Shape::Leaf(_) => vec![index],
+            Shape::Inner(children) => children.to_vec(),
+        };
+        // Replace inner slots by their children, a level at a time, while four fit.
+        let mut grown = true;
+        while grown {
+            grown = false;
+            let mut k = 0;
+            while k < slots.len() {
+                match binary.shape(slots[k]) {
+                    Shape::Inner(children) if slots.len() < 4 => {
+                        slots.splice(k..=k, children);
+                        (k, grown) = (k + 2, true);
+                    }
+                    _ => k += 1,
+                }
+            }
+        }
+        let at = self.nodes.len();
+        self.nodes.push(WideNode::UNUSED);
+        for (slot, &below) in slots.iter().enumerate() {
+            let child = match binary.shape(below) {
+                Shape::Leaf(item) => LEAF | item,
+                Shape::Inner(_) => self.collapse(binary, below),
+            };
+            self.nodes[at].child[slot] = child;
+            self.nodes[at].last[slot] = binary.last(below);
+        }
+        at as u32
+    }
+
+    /// Sets every box from `leaf_boxes` (leaf k = box k), keeping the tree's shape, when it
+    /// has as many leaves; returns whether it had. What a query finds does not depend on the
+    /// shape (every leaf whose box overlaps the query is reached), only how long it takes:
+    /// a tree built where the boxes lay long ago may visit more nodes.
+    pub fn refit_boxes(&mut self, leaf_boxes: &[(DVec3, DVec3)]) -> bool {
+        if self.leaves != leaf_boxes.len() {
+            return false;
+        }
+        self.fit(leaf_boxes);
+        true
+    }
+
+    /// Sets every slot's box from the leaf boxes below it (`leaf_boxes`, by item). Children
+    /// follow their parents, so a reverse pass sees them first.
+    fn fit(&mut self, leaf_boxes: &[(DVec3, DVec3)]) {
+        for index in (0..self.nodes.len()).rev() {
+            let (child, last) = (self.nodes[index].child, self.nodes[index].last);
+            for slot in 0..4 {
+                if last[slot] == EMPTY {
+                    continue;
+                }
+                let child = child[slot];
+                let corners = if child & LEAF != 0 {
+                    let (min, max) = leaf_boxes[(child & !LEAF) as usize];
+                    outward(min, max)
+                } else {
+                    self.nodes[child as usize].union()
+                };
+                self.nodes[index].set_slot_box(slot, corners);
+            }
+        }
+    }
+
+    /// Calls `visit` with every leaf of item `first` or later whose rounded box overlaps
+    /// `[min, max]` rounded (see the module notes), in no particular order.
+    fn for_each_overlapping_from(
+        &self,
+        first: u32,
+        (min, max): (DVec3, DVec3),
+        mut visit: impl FnMut(u32),
+    ) {
+        if self.nodes.is_empty() {
+            return;
+        }
+        let query = WideQuery::new(first, min, max);
+        let mut stack = [0u32; STACK]; // stack[0]: the root, node 0
+        let mut held = 1;
+        while held > 0 {
+            held -= 1;
+            let node = &self.nodes[stack[held] as usize];
+            let mut slots = later_slots(node, &query);
+            while slots != 0 {
+                let slot = slots.trailing_zeros() as usize;
+                slots &= slots - 1;
+                let child = node.child[slot];
+                if child & LEAF == 0 {
+                    stack[held] = child;
+                    held += 1;
+                } else {
+                    visit(child & !LEAF);
+                }
+            }
+        }
+    }
+
+    /// Appends to `pairs` every `[q, leaf]`, `q` from `queries` in their order, whose boxes
+    /// overlap (`query_box(q)` and the leaf's, rounded outward to `f32`: every pair whose
+    /// `f64` boxes overlap, see the module notes) and that `keep` accepts; the leaves of each
+    /// query ascending, so ascending queries give a sorted list. Appending lets the solver
+    /// refill one buffer at every rebuild of its near lists instead of allocating.
+    pub fn overlapping_pairs(
+        &self,
+        queries: impl IntoIterator<Item = u32>,
+        query_box: impl Fn(u32) -> (DVec3, DVec3),
+        keep: impl Fn(u32, u32) -> bool,
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
+        self.pairs_from(queries, query_box, |_| 0, keep, pairs);
+    }
+
+    /// [`Self::overlapping_pairs`] of a tree over the queries' own boxes, each pair once:
+    /// the leaves after each query only (`leaf > q`); subtrees of earlier items alone are
+    /// never entered, so such a search walks about half the tree.
+    pub fn later_overlapping_pairs(
+        &self,
+        queries: impl IntoIterator<Item = u32>,
+        query_box: impl Fn(u32) -> (DVec3, DVec3),
+        keep: impl Fn(u32, u32) -> bool,
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
+        self.pairs_from(queries, query_box, |q| q.saturating_add(1), keep, pairs);
+    }
+
+    /// The pairs of [`Self::overlapping_pairs`] whose leaf is `first_leaf(q)` or later.
+    fn pairs_from(
+        &self,
+        queries: impl IntoIterator<Item = u32>,
+        query_box: impl Fn(u32) -> (DVec3, DVec3),
+        first_leaf: impl Fn(u32) -> u32,
+        keep: impl Fn(u32, u32) -> bool,
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
+        if self.nodes.is_empty() {
+            return; // nothing to overlap (and `query_box` may know no queries then)
+        }
+        // A local vector while the walks push into it: behind the reference its length
+        // and capacity were read back from memory at every push (cachegrind: 5 % more
+        // instructions in the walks of the pile).
+        let mut found = std::mem::take(pairs);
+        for q in queries {
+            let start = found.len();
+            self.for_each_overlapping_from(first_leaf(q), query_box(q), |leaf| {
+                if keep(q, leaf) {
+                    found.push([q, leaf]);
+                }
+            });
+            // Every pair here has the query first: sorting by the leaf alone is one
+            // comparison per step instead of two.
+            found[start..].sort_unstable_by_key(|&[_, leaf]| leaf);
+        }
+        *pairs = found;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collision::bvh::{bounds, boxes_overlap};
+
+    /// A query box with NaN corners overlaps every box in [`boxes_overlap`], and so in the
+    /// tree walks, whose `f32` node boxes it overlaps too.
+    #[test]
+    fn a_nan_query_box_overlaps_every_leaf() {
+        let boxes: Vec<_> = (0..40u32)
+            .map(|k| bounds([DVec3::new(f64::from(k), 0.0, 0.0)], 0.1))
+            .collect();
+        let tree = WideBvh::over_boxes(&boxes);
+        for nan_query in 0..6u32 {
+            let query_box = |q: u32| {
+                if q == nan_query {
+                    (DVec3::NAN, DVec3::NAN)
+                } else {
+                    boxes[q as usize]
+                }
+            };
+            let mut pairs = Vec::new();
+            tree.overlapping_pairs(0..6, query_box, |_, _| true, &mut pairs);
+            let of_nan = pairs.iter().filter(|p| p[0] == nan_query).count();
+            assert_eq!(of_nan, 40, "query {nan_query}");
+            assert_eq!(pairs.len(), 40 + 5, "the others find themselves alone");
+        }
+    }
+
+    /// Boxes along a wavy line, in index order along it (as a mesh's items mostly are) or in
+    /// an order unrelated to it.
+    fn wavy_boxes(count: u32, spread: u32) -> Vec<(DVec3, DVec3)> {
+        (0..count)
+            .map(|k| {
+                let u = f64::from((k * spread) % count);
+                let centre = DVec3::new(0.02 * u, 0.2 * (0.05 * u).sin(), 0.0);
+                bounds([centre], 0.04 + 0.03 * (f64::from(k) * 0.7).sin().abs())
+            })
+            .collect()
+    }
+
+    /// All pairs `[i, j]` (`j > i` only, if `later`) whose boxes overlap and `keep` accepts,
+    /// sorted: what a tree search must find. Overlap is tested on the boxes rounded outward
+    /// to `f32` (`rounded`) or exactly ([`boxes_overlap`]).
+    fn brute_pairs(
+        boxes: &[(DVec3, DVec3)],
+        later: bool,
+        rounded: bool,
+        keep: impl Fn(u32, u32) -> bool,
+    ) -> Vec<[u32; 2]> {
+        let overlap = |a: (DVec3, DVec3), b: (DVec3, DVec3)| {
+            if !rounded {
+                return boxes_overlap(a, b);
+            }
+            let ((a_low, a_high), (b_low, b_high)) = (outward(a.0, a.1), outward(b.0, b.1));
+            (0..3).all(|k| !(a_low[k] > b_high[k] || a_high[k] < b_low[k]))
+        };
+        let n = boxes.len() as u32;
+        let mut pairs = Vec::new();
+        for i in 0..n {
+            for j in (if later { i + 1 } else { 0 })..n {
+                if overlap(boxes[i as usize], boxes[j as usize]) && keep(i, j) {
+                    pairs.push([i, j]);
+                }
+            }
+        }
+        pairs
+    }
+
+    /// Exactly the pairs of the rounded boxes, and among them every pair of the `f64` boxes.
+    fn assert_found(found: &[[u32; 2]], boxes: &[(DVec3, DVec3)], later: bool, why: &str) {
+        let keep = |i: u32, j: u32| !(i + j).is_multiple_of(3);
+        assert_eq!(found, brute_pairs(boxes, later, true, keep), "{why}");
+        for pair in brute_pairs(boxes, later, false, keep) {
+            assert!(found.binary_search(&pair).is_ok(), "{why}: {pair:?}");
+        }
+    }
+
+    #[test]
+    fn later_pairs_are_the_overlapping_pairs_after_each_query() {
+        for spread in [1, 37] {
+            let boxes = wavy_boxes(200, spread);
+            let tree = WideBvh::over_boxes(&boxes);
+            let keep = |i: u32, j: u32| !(i + j).is_multiple_of(3);
+            let mut later = vec![[7, 7]]; // appended to
+            tree.later_overlapping_pairs(0..200, |q| boxes[q as usize], keep, &mut later);
+            assert_eq!(later.remove(0), [7, 7]);
+            assert!(later.len() > 100, "{} pairs: too few to test", later.len());
+            assert_found(&later, &boxes, true, &format!("later, spread {spread}"));
+            let mut all = Vec::new();
+            tree.overlapping_pairs(0..200, |q| boxes[q as usize], keep, &mut all);
+            assert_found(&all, &boxes, false, &format!("all, spread {spread}"));
+        }
+    }
+
+    /// Boxes that touch at one face exactly, and boxes apart by a gap the `f32` rounding
+    /// closes (found) or by one it does not (not found).
+    #[test]
+    fn touching_boxes_are_found_and_boxes_apart_are_not() {
+        let unit = |x: f64| (DVec3::new(x, 0.0, 0.0), DVec3::new(x + 1.0, 1.0, 1.0));
+        for (gap, found) in [(0.0, true), (1e-9, true), (1e-4, false)] {
+            let boxes = [unit(0.0), unit(1.0 + gap)];
+            let tree = WideBvh::over_boxes(&boxes);
+            let mut pairs = Vec::new();
+            tree.later_overlapping_pairs(0..2, |q| boxes[q as usize], |_, _| true, &mut pairs);
+            assert_eq!(pairs == [[0, 1]], found, "gap {gap}");
+        }
+    }
+
+    /// Trees of every size up to a few levels (one leaf, slots left unused, binary leaves
+    /// at odd depths), refitted to boxes that moved far from where they were built, find
+    /// what brute force finds; a refit with another number of boxes is refused.
+    #[test]
+    fn every_size_refitted_finds_what_brute_force_finds() {
+        for count in 1..=70u32 {
+            let built = wavy_boxes(count, 1);
+            let mut tree = WideBvh::over_boxes(&built);
+            let moved = wavy_boxes(count, 37);
+            assert!(tree.refit_boxes(&moved));
+            let keep = |i: u32, j: u32| !(i + j).is_multiple_of(3);
+            let mut later = Vec::new();
+            tree.later_overlapping_pairs(0..count, |q| moved[q as usize], keep, &mut later);
+            assert_found(&later, &moved, true, &format!("{count} boxes"));
+            assert!(!tree.refit_boxes(&moved[1..]), "{count} boxes");
+        }
+        let mut empty = WideBvh::over_boxes(&[]);
+        let mut pairs = Vec::new();
+        empty.overlapping_pairs(0..3, |_| unreachable!(), |_, _| true, &mut pairs);
+        assert!(pairs.is_empty());
+        assert!(empty.refit_boxes(&[]) && !empty.refit_boxes(&wavy_boxes(2, 1)));
+    }
+}
