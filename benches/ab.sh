@@ -5,7 +5,8 @@
 # Usage: benches/ab.sh LABEL=BINARY [LABEL=BINARY ...]
 #   e.g. SET=issue13 benches/ab.sh A=/tmp/xpbd-A B=/tmp/xpbd-B C=target/release/xpbd-sim
 # Environment: SET (issue11, the default: contact-heavy scenes; issue13: the solver throughput
-# workloads; pile: the pile with and without self collision at 1 and 2 threads; meshes: the
+# workloads; pile: the pile with and without self collision and two cloths lying on each other
+# (bench/stacked-81), at 1 and 2 threads; meshes: the
 # scenes with moving mesh colliders), ROUNDS (default 5), RESULTS (default /tmp/ab-$SET),
 # SCENES (default: this
 # checkout's scenes/; use one committed copy for all binaries), ONLY (run only the workloads
@@ -57,6 +58,8 @@ pile) WORKLOADS=(
     "pile-t2|2|pile.toml|"
     "pile-noself-t1|1|pile.toml|--set object.cloth.self_collision=false"
     "pile-noself-t2|2|pile.toml|--set object.cloth.self_collision=false"
+    "stacked-81-t1|1|bench/stacked-81.toml|"
+    "stacked-81-t2|2|bench/stacked-81.toml|"
 ) ;;
 meshes) WORKLOADS=(
     "skirt-t1|1|skirt.toml|"

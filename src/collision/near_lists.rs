@@ -1,12 +1,13 @@
-//! Near lists for the point–triangle and edge–edge contacts of self-colliding objects:
-//! Verlet lists with a skin (Verlet 1967; the neighbour lists of molecular dynamics), kept
-//! from one substep to the next. Rebuilding and searching a BVH over the triangles and one
+//! Near lists for the contacts between particles (sphere pairs) and the point–triangle and
+//! edge–edge contacts of self-colliding objects: Verlet lists with a skin (Verlet 1967; the
+//! neighbour lists of molecular dynamics), kept from one substep to the next. Rebuilding and searching a BVH over the triangles and one
 //! over the edges in every substep took most of the time of a self-colliding pile
 //! (docs/benchmarks.md); the lists hold every pair that can become a candidate until the
 //! particles have moved more than a skin relative to each other, and each substep re-tests
-//! only the pairs in them. (Sphere pairs keep their per-substep hash search: a point query is
-//! cheap, and between two overlapping layers of different objects lists with a skin were
-//! larger and slower than searching.)
+//! only the pairs in them. Sphere pairs were searched in a spatial hash in every substep
+//! until the lists took them too: 12 % of the pile's instructions, and a third of the time of
+//! two cloths lying on each other (docs/benchmarks.md, "Issue 13: sphere pairs in the near
+//! lists").
 //!
 //! **Reference.** At a rebuild each particle's box `B_i` spans its positions at the start and
 //! the end of that substep and where its motion in that substep, kept up for
@@ -25,7 +26,8 @@
 //! that chose `K` and `S`.
 //!
 //! The exact tests use the particles' swept boxes grown by a contact margin `g` (a triangle
-//! `D`, the contact distance 2r, and the particle under it 0; an edge `D/2`), so while the
+//! `D`, the contact distance 2r, and the particle under it 0; an edge `D/2`; a sphere, whose
+//! test is its distance from another at the substep's end, half the pair reach), so while the
 //! lists are valid each lies inside the reference boxes shifted by `c` and grown by `g + S/2`,
 //! and two that overlap now overlapped in the reference (shifts cancel). The lists are
 //! searched with `g + M/2`, `M = 9/8 S` plus 64 ulps of the largest coordinate the lists
@@ -150,17 +152,20 @@ impl Skin {
     }
 }
 
-/// Pairs that may become candidates: `[particle, triangle]` and `[edge, edge]` (ascending),
-/// each list sorted; or one chunk of such lists, as one search task found it.
+/// Pairs that may become candidates: `[particle, particle]` (ascending), `[particle,
+/// triangle]` and `[edge, edge]` (ascending), each list sorted; or one chunk of such lists,
+/// as one search task found it.
 #[derive(Debug, Clone, Default)]
 pub struct NearLists {
+    pub spheres: Vec<[u32; 2]>,
     pub point_triangle: Vec<[u32; 2]>,
     pub edges: Vec<[u32; 2]>,
 }
 
 impl NearLists {
-    /// Empties both lists, keeping their buffers.
+    /// Empties the lists, keeping their buffers.
     pub fn clear(&mut self) {
+        self.spheres.clear();
         self.point_triangle.clear();
         self.edges.clear();
     }
@@ -186,6 +191,11 @@ impl NearListChunks {
             self.chunks.push(NearLists::default());
         }
         std::mem::swap(&mut self.chunks[k], lists);
+    }
+
+    /// Part `part` of `parts` of the joined sphere-pair list, as [`Self::point_triangle`].
+    pub fn spheres(&self, part: usize, parts: usize) -> impl Iterator<Item = &[[u32; 2]]> {
+        joined_part(self.chunks.iter().map(|c| &c.spheres[..]), part, parts)
     }
 
     /// Part `part` of `parts` (consecutive, as even as whole pairs allow) of the joined
@@ -227,8 +237,17 @@ fn joined_part<'a, T: 'a>(
 
 /// Who may touch whom: the caller's rules (objects, rest distances).
 pub trait NearRules {
+    fn spheres(&self, i: u32, j: u32) -> bool;
     fn point_triangle(&self, particle: u32, triangle: u32) -> bool;
     fn edges(&self, i: u32, j: u32) -> bool;
+}
+
+/// The search for new sphere pairs: a tree over the reference boxes of the particles that
+/// take part, each grown by half the pair reach and half the search margin.
+pub struct SphereSearch {
+    /// Box k is particle `particles[k]`'s.
+    boxes: Vec<(DVec3, DVec3)>,
+    tree: WideBvh,
 }
 
 /// The search for new point–triangle pairs: a tree over the triangles' grown reference
@@ -266,6 +285,56 @@ fn tree_over(kept: Option<WideBvh>, boxes: &[(DVec3, DVec3)]) -> WideBvh {
         }
     }
     WideBvh::over_boxes(boxes)
+}
+
+impl SphereSearch {
+    /// The search around the reference of `skin` for `particles` (ascending) closer than
+    /// `reach` to each other, reusing the tree and buffers of `kept` if given.
+    pub fn new(
+        skin: &Skin,
+        particles: &[u32],
+        reach: f64,
+        kept: Option<SphereSearch>,
+    ) -> SphereSearch {
+        let grow = 0.5 * (reach + skin.search_margin());
+        let (mut boxes, tree) = match kept {
+            Some(search) => (search.boxes, Some(search.tree)),
+            None => (Vec::new(), None),
+        };
+        boxes.clear();
+        boxes.extend(particles.iter().map(|&i| {
+            let (min, max) = skin.reference[i as usize];
+            (min - grow, max + grow)
+        }));
+        SphereSearch {
+            tree: tree_over(tree, &boxes),
+            boxes,
+        }
+    }
+
+    /// Appends the sphere pairs `[i, j]` (`i < j`) whose first particle is
+    /// `particles[share]` to `pairs`: consecutive shares joined in order are the whole
+    /// sorted list.
+    pub fn pairs(
+        &self,
+        share: std::ops::Range<usize>,
+        particles: &[u32],
+        rules: &impl NearRules,
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
+        let start = pairs.len();
+        let particle = |k: u32| particles[k as usize];
+        self.tree.later_overlapping_pairs(
+            share.map(|k| k as u32),
+            |k| self.boxes[k as usize],
+            |k, l| rules.spheres(particle(k), particle(l)),
+            pairs,
+        );
+        // Found by their places in `particles`, which ascend with them: still sorted.
+        for pair in &mut pairs[start..] {
+            *pair = pair.map(particle);
+        }
+    }
 }
 
 impl TriangleSearch {
@@ -363,7 +432,7 @@ impl EdgeSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collision::{edge_edge, point_triangle};
+    use crate::collision::{edge_edge, particles, point_triangle};
 
     /// Reading a part of the lists across the chunks they were found in gives the pairs of
     /// that part of the joined lists, for chunks of any length (empty ones too).
@@ -386,6 +455,9 @@ mod tests {
     struct Everyone;
 
     impl NearRules for Everyone {
+        fn spheres(&self, _: u32, _: u32) -> bool {
+            true
+        }
         fn point_triangle(&self, _: u32, _: u32) -> bool {
             true
         }
@@ -430,6 +502,16 @@ mod tests {
             &Everyone,
             &mut lists.edges,
         );
+        // Spheres of the particles that take part (not all of them, so that the search's
+        // places in the list differ from the particles' indices), with the solver's reach.
+        let taking: Vec<u32> = particles.iter().copied().filter(|k| k % 5 != 2).collect();
+        let reach = 2.0 * distance;
+        SphereSearch::new(&skin, &taking, reach, None).pairs(
+            0..taking.len(),
+            &taking,
+            &Everyone,
+            &mut lists.spheres,
+        );
         // Later: everything shifted, each particle 5 substeps further along its motion and
         // moved up to S/2 per axis at both ends.
         let shift = DVec3::new(0.7, -1.3, 0.4);
@@ -445,6 +527,21 @@ mod tests {
         assert!(skin.covers(&particles, &x, &x_prev));
         let n = particles.len() as u32;
         let mut found = 0;
+        for (k, &i) in taking.iter().enumerate() {
+            for &j in &taking[k + 1..] {
+                if particles::close([i, j], &x, reach) {
+                    assert!(lists.spheres.contains(&[i, j]), "spheres {i} {j}");
+                    found += 1;
+                }
+            }
+        }
+        assert!(
+            lists
+                .spheres
+                .iter()
+                .all(|[i, j]| [i, j].iter().all(|k| taking.contains(k))),
+            "only particles that take part"
+        );
         let triangle_boxes: Vec<_> = (triangles.iter())
             .map(|&t| point_triangle::swept_box(t, &x, &x_prev, distance))
             .collect();
@@ -485,7 +582,7 @@ mod tests {
             lists.point_triangle.len() < all_point_triangle / 4,
             "the lists are not near pairs only"
         );
-        for list in [&lists.point_triangle, &lists.edges] {
+        for list in [&lists.spheres, &lists.point_triangle, &lists.edges] {
             assert!(list.windows(2).all(|w| w[0] < w[1]), "sorted, no repeats");
         }
     }

@@ -167,11 +167,12 @@ impl WideBvh {
     /// collapsed to four children per node.
     pub fn over_boxes(leaf_boxes: &[(DVec3, DVec3)]) -> WideBvh {
         let mut tree = WideBvh {
-            nodes: Vec::with_capacity(leaf_boxes.len().div_ceil(2)),
+            nodes: Vec::new(),
             leaves: leaf_boxes.len(),
         };
         if !leaf_boxes.is_empty() {
             tree.collapse(&Bvh::over_boxes(leaf_boxes), 0);
+            tree.nodes.shrink_to_fit(); // about a third as many nodes as boxes, kept for good
         }
         tree.fit(leaf_boxes);
         tree

@@ -12,13 +12,13 @@
 //!   whose spacing exceeds 2r, triangles do not; and their edges are solid against each
 //!   other ([`crate::collision::edge_edge`]), so two folds cannot interlock.
 //!
-//! Candidates are found once per substep, after the prediction: sphere pairs from a spatial
-//! hash of the particles, points on triangles and edges on edges among the pairs of the near
-//! lists ([`crate::collision::near_lists`]), which are kept while the particles move less than
-//! a skin relative to each other. Thread 0 checks the lists ([`ParticleContacts::lists_stale`]);
-//! then the threads take the pieces of the search from a queue as they come free: the edges'
-//! and the triangles' trees for new lists ([`ParticleContacts::edge_search`],
-//! [`ParticleContacts::triangle_search`]), the hash ([`ParticleContacts::hash`]), and chunks
+//! Candidates are found once per substep, after the prediction: sphere pairs, points on
+//! triangles and edges on edges among the pairs of the near lists
+//! ([`crate::collision::near_lists`]), which are kept while the particles move less than a
+//! skin relative to each other. Thread 0 checks the lists ([`ParticleContacts::lists_stale`]);
+//! then the threads take the pieces of the search from a queue as they come free: the edges',
+//! the triangles' and the particles' trees for new lists ([`ParticleContacts::edge_search`],
+//! [`ParticleContacts::triangle_search`], [`ParticleContacts::sphere_search`]), and chunks
 //! of the triangles' and edges' swept boxes; then the chunks of the candidates, each a
 //! contiguous range (of the particles, and of the edges for new lists or of the lists
 //! otherwise) whose pairs it tests exactly. Every piece is a pure function of the positions
@@ -36,14 +36,13 @@ use super::parallel::share as share_of;
 use crate::collision::bvh::bounds;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
 use crate::collision::near_lists::{
-    EdgeSearch, NearListChunks, NearLists, NearRules, Skin, TriangleSearch,
+    EdgeSearch, NearListChunks, NearLists, NearRules, Skin, SphereSearch, TriangleSearch,
 };
-use crate::collision::particles::{find_pairs, resolve_pair};
+use crate::collision::particles::{self, resolve_pair};
 use crate::collision::point_triangle::{
     self, distance_to_triangle, resolve_triangle_contact, TriangleContact,
 };
 use crate::collision::rest_close::RestClose;
-use crate::collision::spatial_hash::SpatialHash;
 use crate::collision::stencil::Mobility;
 use crate::constraints::Positions;
 use crate::model::Model;
@@ -57,12 +56,6 @@ const PAIR_REACH_RADII: f64 = 4.0;
 /// motion relative to each other before the lists of point–triangle and edge–edge pairs are
 /// rebuilt (measured on `scenes/pile.toml` from 1 to 4 radii, docs/benchmarks.md).
 const SKIN_RADII: f64 = 2.0;
-
-/// The cell of the sphere pairs' hash, in pair reaches: a query box of one reach around a
-/// particle then spans at most 2 cells per axis (8 buckets) rather than up to 3 (27), which
-/// halved the hashing time of the pile (docs/benchmarks.md). The visits per query stay about
-/// the same for particles spread on sheets; a dense block of particles visits more.
-const HASH_CELL_REACHES: f64 = 2.0;
 
 /// How many contacts of each kind touched in a substep.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -83,22 +76,22 @@ impl std::ops::Add for Touching {
     }
 }
 
-/// What one substep's candidate tests search besides the swept boxes: the particles hashed
-/// (none when the radius is 0), and, when the near lists are rebuilt, the searches for new
-/// point–triangle and edge pairs. Each is a pure function of the positions and the skin's
-/// reference ([`ParticleContacts::hash`], [`ParticleContacts::triangle_search`],
+/// The searches a substep that rebuilds the near lists reads besides the swept boxes: for
+/// new sphere, point–triangle and edge pairs. Each is a pure function of the skin's
+/// reference ([`ParticleContacts::sphere_search`], [`ParticleContacts::triangle_search`],
 /// [`ParticleContacts::edge_search`]), so any thread may build it.
 #[derive(Clone, Copy)]
 pub struct Searches<'a> {
-    pub hash: Option<&'a SpatialHash>,
-    pub rebuild: Option<(&'a TriangleSearch, &'a EdgeSearch)>,
+    pub spheres: &'a SphereSearch,
+    pub triangles: &'a TriangleSearch,
+    pub edges: &'a EdgeSearch,
 }
 
-/// The searches for new near lists ([`ParticleContacts::triangle_search`],
-/// [`ParticleContacts::edge_search`]), kept from one rebuild to the next so that their
-/// trees are refitted rather than built again; each built by whichever thread takes it.
+/// The searches for new near lists, kept from one rebuild to the next so that their trees
+/// are refitted rather than built again; each built by whichever thread takes it.
 #[derive(Default)]
 pub struct NearSearches {
+    pub spheres: RwLock<Option<SphereSearch>>,
     pub triangles: RwLock<Option<TriangleSearch>>,
     pub edges: RwLock<Option<EdgeSearch>>,
 }
@@ -252,7 +245,7 @@ impl ParticleContacts {
     /// the lists are rebuilt from it (one thread; then [`Self::triangle_search`] and
     /// [`Self::edge_search`], on any).
     pub fn lists_stale(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> bool {
-        !self.triangles.is_empty() && self.skin.update(&self.particles, x, x_prev)
+        !self.particles.is_empty() && self.skin.update(&self.particles, x, x_prev)
     }
 
     /// Buffers for the swept boxes of every triangle and edge.
@@ -292,16 +285,11 @@ impl ParticleContacts {
         }
     }
 
-    /// Hashes the particles for the sphere pairs into `hash`, reusing its buffers; none
-    /// when the radius is 0 (spheres of radius 0 never touch, and cells of size 0 would put
-    /// every particle in one bucket).
-    pub fn rehash(&self, x: &[DVec3], hash: &mut Option<SpatialHash>) {
-        if self.radius > 0.0 {
-            let cell = HASH_CELL_REACHES * PAIR_REACH_RADII * self.radius;
-            (hash.get_or_insert_with(SpatialHash::default)).rebuild(x, &self.particles, cell);
-        } else {
-            *hash = None;
-        }
+    /// The search for new sphere-pair lists around the skin's reference, from the last one
+    /// (`kept`) if any.
+    pub fn sphere_search(&self, kept: Option<SphereSearch>) -> SphereSearch {
+        let reach = PAIR_REACH_RADII * self.radius;
+        SphereSearch::new(&self.skin, &self.particles, reach, kept)
     }
 
     /// The search for new point–triangle lists around the skin's reference, from the last
@@ -316,15 +304,15 @@ impl ParticleContacts {
         EdgeSearch::new(&self.skin, &self.edges, 2.0 * self.radius, kept)
     }
 
-    /// Chunk `share` of `shares` of this substep's candidates, into `out`: the sphere pairs
-    /// of a contiguous share of the particles, and the listed point–triangle and edge pairs
-    /// that pass the exact tests, taken from contiguous ranges (of the particles and edges
-    /// when the lists are rebuilt, of the lists otherwise), so the shares joined in order are
-    /// the sorted candidates whatever the number of shares (any thread, read-only).
+    /// Chunk `share` of `shares` of this substep's candidates, into `out`: the listed
+    /// sphere, point–triangle and edge pairs that pass the exact tests, taken from contiguous
+    /// ranges (of the particles and edges when the lists are rebuilt by `searches`, of the
+    /// lists otherwise), so the shares joined in order are the sorted candidates whatever the
+    /// number of shares (any thread, read-only).
     #[allow(clippy::too_many_arguments)] // the stage's inputs, then the share and its slot
     pub fn candidates(
         &self,
-        searches: Searches<'_>,
+        searches: Option<Searches<'_>>,
         boxes: (&[SweptBox], &[SweptBox]),
         x: &[DVec3],
         x_prev: &[DVec3],
@@ -338,35 +326,37 @@ impl ParticleContacts {
             edge_contacts,
             near,
         } = out;
-        let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
-        let rest = &self.rest;
-        match searches.hash {
-            Some(hash) => find_pairs(
-                x,
-                hash,
-                particles,
-                PAIR_REACH_RADII * self.radius,
-                |i, j| {
-                    self.may_touch(i, j, || {
-                        rest[i as usize].distance(rest[j as usize]) >= 2.0 * self.radius
-                    })
-                },
-                pairs,
-            ),
-            None => pairs.clear(),
-        }
-        let contacts = (triangle_contacts, edge_contacts);
-        match searches.rebuild {
-            Some((triangles, edges)) => {
+        let contacts = (pairs, triangle_contacts, edge_contacts);
+        match searches {
+            Some(searches) => {
                 near.clear();
-                triangles.pairs(particles, &self.triangles, self, &mut near.point_triangle);
+                let particle_share = share_of(0..self.particles.len(), share, shares);
+                let particles = &self.particles[particle_share.clone()];
+                if self.radius > 0.0 {
+                    // Spheres of radius 0 never touch.
+                    let spheres = &mut near.spheres;
+                    searches
+                        .spheres
+                        .pairs(particle_share, &self.particles, self, spheres);
+                }
+                let point_triangle = &mut near.point_triangle;
+                searches
+                    .triangles
+                    .pairs(particles, &self.triangles, self, point_triangle);
                 let edge_share = share_of(0..self.edges.len(), share, shares);
-                edges.pairs(edge_share, &self.edges, self, &mut near.edges);
-                let listed = ([&near.point_triangle[..]], [&near.edges[..]]);
+                searches
+                    .edges
+                    .pairs(edge_share, &self.edges, self, &mut near.edges);
+                let listed = (
+                    [&near.spheres[..]],
+                    [&near.point_triangle[..]],
+                    [&near.edges[..]],
+                );
                 self.test_listed(listed, boxes, x, x_prev, contacts);
             }
             None => {
                 let listed = (
+                    self.near.spheres(share, shares),
                     self.near.point_triangle(share, shares),
                     self.near.edges(share, shares),
                 );
@@ -375,20 +365,31 @@ impl ParticleContacts {
         }
     }
 
-    /// Fills `triangle_contacts` and `edge_contacts` with the listed point–triangle and edge
-    /// pairs (given as consecutive pieces of the lists) that pass the exact tests, in order.
+    /// Fills `pairs`, `triangle_contacts` and `edge_contacts` with the listed sphere,
+    /// point–triangle and edge pairs (given as consecutive pieces of the lists) that pass
+    /// the exact tests, in order.
     fn test_listed<'a>(
         &self,
-        (point_triangle, edges): (
+        (spheres, point_triangle, edges): (
+            impl IntoIterator<Item = &'a [[u32; 2]]>,
             impl IntoIterator<Item = &'a [[u32; 2]]>,
             impl IntoIterator<Item = &'a [[u32; 2]]>,
         ),
         (triangle_boxes, edge_boxes): (&[SweptBox], &[SweptBox]),
         x: &[DVec3],
         x_prev: &[DVec3],
-        (triangle_contacts, edge_contacts): (&mut Vec<TriangleContact>, &mut Vec<EdgeContact>),
+        (pairs, triangle_contacts, edge_contacts): (
+            &mut Vec<[u32; 2]>,
+            &mut Vec<TriangleContact>,
+            &mut Vec<EdgeContact>,
+        ),
     ) {
         let distance = 2.0 * self.radius;
+        let reach = PAIR_REACH_RADII * self.radius;
+        pairs.clear();
+        for listed in spheres {
+            pairs.extend((listed.iter()).filter(|&&[i, j]| particles::close([i, j], x, reach)));
+        }
         // Local vectors while the loops extend them: extending through the references, LLVM
         // left the tests of each pair out of line (a call per listed pair, the cost the
         // inlined box test is there to save).
@@ -557,6 +558,12 @@ impl ParticleContacts {
 
 /// The near lists take who may touch whom from the objects' rules.
 impl NearRules for ParticleContacts {
+    fn spheres(&self, i: u32, j: u32) -> bool {
+        let rest = &self.rest;
+        let apart = || rest[i as usize].distance(rest[j as usize]) >= 2.0 * self.radius;
+        self.may_touch(i, j, apart)
+    }
+
     fn point_triangle(&self, p: u32, t: u32) -> bool {
         let corner = self.triangles[t as usize][0];
         self.may_touch(p, corner, || !self.close_triangles.contains(p, t))

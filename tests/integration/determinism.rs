@@ -217,14 +217,17 @@ fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
     let (triangles, edges) = (boxes.triangles.len(), boxes.edges.len());
     contacts.sweep_triangle_boxes(&x, x_prev, 0..triangles, &mut boxes.triangles);
     contacts.sweep_edge_boxes(&x, x_prev, 0..edges, &mut boxes.edges);
-    let mut hash = None;
-    contacts.rehash(&x, &mut hash);
-    let (triangle_search, edge_search) =
-        (contacts.triangle_search(None), contacts.edge_search(None));
-    let searches = Searches {
-        hash: hash.as_ref(),
-        rebuild: stale.then_some((&triangle_search, &edge_search)),
-    };
+    assert!(stale, "the first substep builds the lists");
+    let (sphere_search, triangle_search, edge_search) = (
+        contacts.sphere_search(None),
+        contacts.triangle_search(None),
+        contacts.edge_search(None),
+    );
+    let searches = Some(Searches {
+        spheres: &sphere_search,
+        triangles: &triangle_search,
+        edges: &edge_search,
+    });
     let chunk = std::sync::Mutex::default();
     let boxes = (&boxes.triangles[..], &boxes.edges[..]);
     contacts.candidates(

@@ -59,9 +59,9 @@ impl Frame<'_> {
         }
     }
 
-    /// Takes the search stage's tasks until none is left: for new near lists the edges' and
-    /// the triangles' trees (the costliest first, so they do not come last), the hash, then
-    /// the chunks of the triangles' and the edges' swept boxes.
+    /// Takes the search stage's tasks until none is left: for new near lists the edges', the
+    /// triangles' and the particles' trees (the costliest first, so they do not come last),
+    /// then the chunks of the triangles' and the edges' swept boxes.
     fn build_searches(&self, stale: bool, x: &[DVec3], x_prev: &[DVec3]) {
         let contacts = self
             .particle_contacts
@@ -81,8 +81,12 @@ impl Frame<'_> {
                         (self.near_searches.triangles.write()).unwrap_or_else(|e| e.into_inner());
                     *kept = Some(contacts.triangle_search(kept.take()));
                 }
-                0 | 1 => {}
-                2 => contacts.rehash(x, &mut self.hash.write().unwrap_or_else(|e| e.into_inner())),
+                2 if stale => {
+                    let mut kept =
+                        (self.near_searches.spheres.write()).unwrap_or_else(|e| e.into_inner());
+                    *kept = Some(contacts.sphere_search(kept.take()));
+                }
+                0..=2 => {}
                 k if k < 3 + chunks => {
                     let range = share(0..triangles, k - 3, chunks);
                     // SAFETY: this task's chunk of the boxes, handed to one thread; nobody
@@ -106,18 +110,16 @@ impl Frame<'_> {
             .particle_contacts
             .read()
             .unwrap_or_else(|e| e.into_inner());
-        let hash = self.hash.read().unwrap_or_else(|e| e.into_inner());
         let kept = self.near_searches;
+        let sphere_search = (kept.spheres.read()).unwrap_or_else(|e| e.into_inner());
         let triangle_search = (kept.triangles.read()).unwrap_or_else(|e| e.into_inner());
         let edge_search = (kept.edges.read()).unwrap_or_else(|e| e.into_inner());
         let built = "built in the search stage of a substep with stale lists";
-        let searches = Searches {
-            hash: hash.as_ref(),
-            rebuild: stale.then(|| {
-                let triangles = triangle_search.as_ref().expect(built);
-                (triangles, edge_search.as_ref().expect(built))
-            }),
-        };
+        let searches = stale.then(|| Searches {
+            spheres: sphere_search.as_ref().expect(built),
+            triangles: triangle_search.as_ref().expect(built),
+            edges: edge_search.as_ref().expect(built),
+        });
         // SAFETY: read-only until the next substep's search stage.
         let boxes = unsafe { (self.triangle_boxes.as_slice(), self.edge_boxes.as_slice()) };
         let chunks = self.candidate_chunks.len();

@@ -46,7 +46,6 @@ use super::contacts::{Candidates, NearSearches, ParticleContacts, SweptBox, Swep
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
 use crate::collision::features::{FeatureContacts, SearchShare};
-use crate::collision::spatial_hash::SpatialHash;
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
@@ -130,9 +129,8 @@ pub struct Solver {
     swept_boxes: SweptBoxes,
     /// The last searches for its near lists, refitted at the next rebuild.
     near_searches: NearSearches,
-    /// The particles hashed for the sphere pairs, and the candidates found chunk by chunk:
-    /// rebuilt in every substep into the same buffers.
-    particle_hash: RwLock<Option<SpatialHash>>,
+    /// The candidates found chunk by chunk: refilled in every substep, into the same
+    /// buffers.
     candidate_chunks: Vec<Mutex<Candidates>>,
     /// Mesh-collider vertices and edges against cloth faces and edges.
     feature_contacts: RwLock<FeatureContacts>,
@@ -210,7 +208,6 @@ impl Solver {
             fluids: super::fluids::FluidState::new(&model, threads.max(1)),
             swept_boxes: particle_contacts.swept_boxes(),
             near_searches: NearSearches::default(),
-            particle_hash: RwLock::new(None),
             candidate_chunks: (0..threads.max(1) * contact_stages::CHUNKS_PER_THREAD)
                 .map(|_| Mutex::default())
                 .collect(),
@@ -407,7 +404,6 @@ impl Solver {
             feature_contacts: &self.feature_contacts,
             feature_shares: &self.feature_shares,
             lists_stale: AtomicBool::new(false),
-            hash: &self.particle_hash,
             near_searches: &self.near_searches,
             search_tasks: TaskQueue::default(),
             candidate_tasks: TaskQueue::default(),
@@ -516,11 +512,9 @@ struct Frame<'a> {
     feature_shares: &'a [Mutex<SearchShare>],
     /// Whether the current substep rebuilds the near lists.
     lists_stale: AtomicBool,
-    /// What the current substep's candidate tests search: the hash, rebuilt by whichever
-    /// thread takes the task; the searches for new near lists when they are rebuilt. Both
-    /// kept by the solver, the hash's buffers from one substep to the next, the searches
-    /// from one rebuild to the next.
-    hash: &'a RwLock<Option<SpatialHash>>,
+    /// The searches for new near lists, read by the candidate tests when the lists are
+    /// rebuilt; each built by whichever thread takes the task, kept by the solver from one
+    /// rebuild to the next.
     near_searches: &'a NearSearches,
     /// The tasks of the search stage (the pieces above, chunks of the swept boxes) and of
     /// the candidate stage (the chunks of `candidate_chunks`).
