@@ -245,7 +245,9 @@ impl ParticleContacts {
     /// the lists are rebuilt from it (one thread; then [`Self::triangle_search`] and
     /// [`Self::edge_search`], on any).
     pub fn lists_stale(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> bool {
-        !self.particles.is_empty() && self.skin.update(&self.particles, x, x_prev)
+        // Without triangles and with spheres of radius 0 nothing is listed (nor searched).
+        let listing = self.radius > 0.0 || !self.triangles.is_empty();
+        listing && !self.particles.is_empty() && self.skin.update(&self.particles, x, x_prev)
     }
 
     /// Buffers for the swept boxes of every triangle and edge.
@@ -289,7 +291,13 @@ impl ParticleContacts {
     /// (`kept`) if any.
     pub fn sphere_search(&self, kept: Option<SphereSearch>) -> SphereSearch {
         let reach = PAIR_REACH_RADII * self.radius;
-        SphereSearch::new(&self.skin, &self.particles, reach, kept)
+        // Spheres of radius 0 never touch: a search over no particles.
+        let particles = if self.radius > 0.0 {
+            &self.particles[..]
+        } else {
+            &[]
+        };
+        SphereSearch::new(&self.skin, particles, reach, kept)
     }
 
     /// The search for new point–triangle lists around the skin's reference, from the last

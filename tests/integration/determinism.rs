@@ -284,3 +284,33 @@ fn issue_13_contact_levels_project_the_sorted_sequence_bit_for_bit() {
         );
     }
 }
+
+/// Spheres of radius 0 never touch, so colliding objects without self collision keep no
+/// near lists and search nothing (docs/scene-format.md, `thickness`); with a radius they
+/// list the pairs of the two patches lying on each other.
+#[test]
+fn issue_13_points_of_radius_zero_list_no_sphere_pairs() {
+    use xpbd_sim::solver::contacts::ParticleContacts;
+    for (thickness, lists) in [("0.0", false), ("0.01", true)] {
+        let text =
+            stacked_patches().replace("thickness = 0.01", &format!("thickness = {thickness}"));
+        let scene = LoadedScene {
+            path: "stacked.toml".into(),
+            base_dir: ".".into(),
+            sha256: String::new(),
+            file: parse(&text).expect("scene"),
+        };
+        let model = build(&scene).expect("model").model;
+        let x = model.particles.x.clone();
+        let mut contacts = ParticleContacts::new(&model);
+        assert!(!contacts.is_empty(), "the patches collide");
+        assert_eq!(contacts.lists_stale(&x, &model.particles.x_prev), lists);
+        if lists {
+            let search = contacts.sphere_search(None);
+            let mut pairs = Vec::new();
+            let particles: Vec<u32> = (0..x.len() as u32).collect();
+            search.pairs(0..particles.len(), &particles, &contacts, &mut pairs);
+            assert!(pairs.len() > 1000, "{} pairs", pairs.len());
+        }
+    }
+}
