@@ -98,9 +98,10 @@ impl SpatialHash {
         }
         // Counted loops over the few cells per axis (fewer than the buckets here, so the
         // counts are small), each coordinate's product of the hash taken once per loop: the
-        // same cells in the same order as `lo..=hi` per axis, 10 % fewer instructions in
-        // the sphere-pair search of the pile than inclusive ranges and the whole hash per
-        // cell (docs/benchmarks.md, "Issue 13: the edge side test inlined").
+        // same cells in the same order as `lo..=hi` per axis, 10 % fewer instructions than
+        // inclusive ranges and the whole hash per cell in the pile's sphere-pair search,
+        // which used this hash until the near lists took it (docs/benchmarks.md, "Issue 13:
+        // the edge side test inlined").
         let count = |a: usize| {
             if hi[a] < lo[a] {
                 0

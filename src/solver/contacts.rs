@@ -242,8 +242,8 @@ impl ParticleContacts {
 
     /// Whether the near lists no longer cover the substep from the positions at its start
     /// `x_prev` to the predicted `x`; if so, the skin's reference moves to this substep and
-    /// the lists are rebuilt from it (one thread; then [`Self::triangle_search`] and
-    /// [`Self::edge_search`], on any).
+    /// the lists are rebuilt from it (one thread; then [`Self::sphere_search`],
+    /// [`Self::triangle_search`] and [`Self::edge_search`], on any).
     pub fn lists_stale(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> bool {
         // Without triangles and with spheres of radius 0 nothing is listed (nor searched).
         let listing = self.radius > 0.0 || !self.triangles.is_empty();
