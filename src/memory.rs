@@ -87,28 +87,28 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
     if frame_files {
         solver += 2 * size_of::<DVec3>();
     }
+    // Objects whose particles touch others' or their own.
+    let taking_part =
+        || (0..model.objects.len()).filter(|&k| model.touches_particles(k) != (false, false));
     if !model.colliders.is_empty() {
         solver += 2 * size_of::<DVec3>();
-        let touching =
-            (0..model.objects.len()).any(|k| model.touches_particles(k) != (false, false));
-        if touching {
+        if taking_part().next().is_some() {
             solver += size_of::<DVec3>();
         }
     }
     let mut bytes = n * (model_arrays + solver);
     // The self-collision owner copy and list of colliding particles.
     bytes += n * size_of::<u32>();
-    let taking_part: usize = (0..model.objects.len())
-        .filter(|&k| model.touches_particles(k) != (false, false))
+    let particles_taking_part: usize = taking_part()
         .map(|k| model.objects[k].particles.len())
         .sum();
-    if taking_part > 0 {
+    if particles_taking_part > 0 {
         // The near lists' reference boxes (by particle), and for each particle that takes
         // part its box in the sphere-pair search, its share of that search's tree and its
         // sphere pairs in the lists (two sets of buffers, lent back and forth): 300 bytes
         // per particle, calibrated on two 81 × 81 cloths lying on each other (measured 4.4
         // MB more than the hash the sphere pairs were searched with before).
-        bytes += n * size_of::<(DVec3, DVec3)>() + taking_part * 300;
+        bytes += n * size_of::<(DVec3, DVec3)>() + particles_taking_part * 300;
     }
     if model.objects.iter().any(|o| o.self_collision) {
         bytes += n * size_of::<DVec3>();

@@ -246,8 +246,7 @@ pub trait NearRules {
 /// take part, each grown by half the pair reach and half the search margin.
 pub struct SphereSearch {
     /// Box k is particle `particles[k]`'s.
-    boxes: Vec<(DVec3, DVec3)>,
-    tree: WideBvh,
+    spheres: BoxTree,
 }
 
 /// The search for new point–triangle pairs: a tree over the triangles' grown reference
@@ -255,15 +254,18 @@ pub struct SphereSearch {
 /// the [`EdgeSearch`]), then searched by any share of the particles.
 pub struct TriangleSearch {
     particle_boxes: Vec<(DVec3, DVec3)>,
-    /// The triangles' grown reference boxes the tree was built or refitted over (kept for
-    /// the next rebuild's, so that a rebuild allocates nothing).
-    triangle_boxes: Vec<(DVec3, DVec3)>,
-    tree: WideBvh,
+    triangles: BoxTree,
 }
 
 /// The search for new edge–edge pairs: a tree over the edges' grown reference boxes.
 pub struct EdgeSearch {
-    edge_boxes: Vec<(DVec3, DVec3)>,
+    edges: BoxTree,
+}
+
+/// Boxes and a tree over them, kept from one rebuild to the next so that a rebuild
+/// allocates nothing and refits the tree rather than building it.
+struct BoxTree {
+    boxes: Vec<(DVec3, DVec3)>,
     tree: WideBvh,
 }
 
@@ -273,18 +275,27 @@ fn reference_union(skin: &Skin, corners: &[u32], by: f64) -> (DVec3, DVec3) {
     bounds(boxes.flat_map(|(min, max)| [min, max]), by)
 }
 
-/// A tree over `boxes`: the one `kept` holds refitted when it has as many leaves, otherwise
-/// a new one. Building took 8 % of the pile's time at one thread, refitting a fraction of
-/// it; the refitted tree, built on the hanging cloth, was as fast to search once it folded
-/// (docs/benchmarks.md, "Issue 13: trees refitted"). The pairs found are the same either way
-/// ([`WideBvh::refit_boxes`]).
-fn tree_over(kept: Option<WideBvh>, boxes: &[(DVec3, DVec3)]) -> WideBvh {
-    if let Some(mut tree) = kept {
-        if tree.refit_boxes(boxes) {
-            return tree;
+impl BoxTree {
+    /// `boxes` in the buffer of `kept` (the last search's) if given, and a tree over them:
+    /// `kept`'s refitted when it has as many leaves, otherwise a new one. Building took 8 %
+    /// of the pile's time at one thread, refitting a fraction of it; the refitted tree, built
+    /// on the hanging cloth, was as fast to search once it folded (docs/benchmarks.md,
+    /// "Issue 13: trees refitted"). The pairs found are the same either way
+    /// ([`WideBvh::refit_boxes`]).
+    fn refill(kept: Option<BoxTree>, boxes: impl Iterator<Item = (DVec3, DVec3)>) -> BoxTree {
+        let (mut buffer, kept_tree) = match kept {
+            Some(kept) => (kept.boxes, Some(kept.tree)),
+            None => (Vec::new(), None),
+        };
+        buffer.clear();
+        buffer.extend(boxes);
+        let refitted = kept_tree.and_then(|mut tree| tree.refit_boxes(&buffer).then_some(tree));
+        let tree = refitted.unwrap_or_else(|| WideBvh::over_boxes(&buffer));
+        BoxTree {
+            boxes: buffer,
+            tree,
         }
     }
-    WideBvh::over_boxes(boxes)
 }
 
 impl SphereSearch {
@@ -297,18 +308,12 @@ impl SphereSearch {
         kept: Option<SphereSearch>,
     ) -> SphereSearch {
         let grow = 0.5 * (reach + skin.search_margin());
-        let (mut boxes, tree) = match kept {
-            Some(search) => (search.boxes, Some(search.tree)),
-            None => (Vec::new(), None),
-        };
-        boxes.clear();
-        boxes.extend(particles.iter().map(|&i| {
+        let boxes = particles.iter().map(|&i| {
             let (min, max) = skin.reference[i as usize];
             (min - grow, max + grow)
-        }));
+        });
         SphereSearch {
-            tree: tree_over(tree, &boxes),
-            boxes,
+            spheres: BoxTree::refill(kept.map(|search| search.spheres), boxes),
         }
     }
 
@@ -324,9 +329,10 @@ impl SphereSearch {
     ) {
         let start = pairs.len();
         let particle = |k: u32| particles[k as usize];
-        self.tree.later_overlapping_pairs(
+        let BoxTree { boxes, tree } = &self.spheres;
+        tree.later_overlapping_pairs(
             share.map(|k| k as u32),
-            |k| self.boxes[k as usize],
+            |k| boxes[k as usize],
             |k, l| rules.spheres(particle(k), particle(l)),
             pairs,
         );
@@ -347,24 +353,18 @@ impl TriangleSearch {
         kept: Option<TriangleSearch>,
     ) -> TriangleSearch {
         let m = skin.search_margin();
-        let (mut particle_boxes, mut triangle_boxes, tree) = match kept {
-            Some(search) => (
-                search.particle_boxes,
-                search.triangle_boxes,
-                Some(search.tree),
-            ),
-            None => (Vec::new(), Vec::new(), None),
+        let (mut particle_boxes, kept_triangles) = match kept {
+            Some(search) => (search.particle_boxes, Some(search.triangles)),
+            None => (Vec::new(), None),
         };
         particle_boxes.clear();
         particle_boxes
             .extend((skin.reference.iter()).map(|&(min, max)| (min - 0.5 * m, max + 0.5 * m)));
-        triangle_boxes.clear();
-        triangle_boxes
-            .extend((triangles.iter()).map(|t| reference_union(skin, t, distance + 0.5 * m)));
+        let triangle_boxes =
+            (triangles.iter()).map(|t| reference_union(skin, t, distance + 0.5 * m));
         TriangleSearch {
             particle_boxes,
-            tree: tree_over(tree, &triangle_boxes),
-            triangle_boxes,
+            triangles: BoxTree::refill(kept_triangles, triangle_boxes),
         }
     }
 
@@ -377,7 +377,7 @@ impl TriangleSearch {
         rules: &impl NearRules,
         pairs: &mut Vec<[u32; 2]>,
     ) {
-        self.tree.overlapping_pairs(
+        self.triangles.tree.overlapping_pairs(
             particles.iter().copied(),
             |p| self.particle_boxes[p as usize],
             |p, t| !triangles[t as usize].contains(&p) && rules.point_triangle(p, t),
@@ -396,15 +396,9 @@ impl EdgeSearch {
         kept: Option<EdgeSearch>,
     ) -> EdgeSearch {
         let m = skin.search_margin();
-        let (mut edge_boxes, tree) = match kept {
-            Some(search) => (search.edge_boxes, Some(search.tree)),
-            None => (Vec::new(), None),
-        };
-        edge_boxes.clear();
-        edge_boxes.extend((edges.iter()).map(|e| reference_union(skin, e, 0.5 * (distance + m))));
+        let boxes = (edges.iter()).map(|e| reference_union(skin, e, 0.5 * (distance + m)));
         EdgeSearch {
-            tree: tree_over(tree, &edge_boxes),
-            edge_boxes,
+            edges: BoxTree::refill(kept.map(|search| search.edges), boxes),
         }
     }
 
@@ -417,9 +411,10 @@ impl EdgeSearch {
         rules: &impl NearRules,
         pairs: &mut Vec<[u32; 2]>,
     ) {
-        self.tree.later_overlapping_pairs(
+        let BoxTree { boxes, tree } = &self.edges;
+        tree.later_overlapping_pairs(
             edge_share.map(|i| i as u32),
-            |i| self.edge_boxes[i as usize],
+            |i| boxes[i as usize],
             |i, j| {
                 let (ei, ej) = (edges[i as usize], edges[j as usize]);
                 !ei.iter().any(|k| ej.contains(k)) && rules.edges(i, j)
