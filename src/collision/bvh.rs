@@ -247,6 +247,11 @@ impl Bvh {
         index
     }
 
+    /// How many leaves (items) the tree holds.
+    pub fn leaves(&self) -> usize {
+        self.leaf_boxes.len()
+    }
+
     /// Recomputes every box for moved vertices.
     pub fn refit(&mut self, positions: &[DVec3], triangles: &[[u32; 3]]) {
         self.fit(|triangle| {

@@ -2,7 +2,13 @@
 //! vertex, that cross each other. Two such triangles cross exactly when an edge of one passes
 //! through the other (Möller 1997 reduces the general test to this for non-coplanar pairs;
 //! coplanar touching, a set of measure zero for simulated cloth, is not counted). Candidates
-//! come from a [`Bvh`] over the triangles' boxes, so the count costs about `T log T`.
+//! come from a [`Bvh`] over the triangles' boxes, so the count costs about `T log T`. The
+//! tree is built at the first count and refitted to the triangles at every later one: which
+//! pairs a box query finds does not depend on the tree's shape, only how far its walks go,
+//! and a cloth's triangles stay near their mesh neighbours, so the shape of the first frame
+//! keeps serving (as the near lists' trees do, [`super::near_lists`]). Building it anew in
+//! every frame was 2.5 % of the self-colliding pile's instructions (docs/benchmarks.md,
+//! "Issue 13: the crossing count's tree refitted").
 
 use super::bvh::Bvh;
 use glam::DVec3;
@@ -34,7 +40,7 @@ fn triangles_cross(s: [DVec3; 3], t: [DVec3; 3]) -> bool {
 
 /// Pairs of `triangles` (indices into `x`) that share no vertex and cross each other.
 pub fn count_crossing_pairs(x: &[DVec3], triangles: &[[u32; 3]]) -> usize {
-    CrossingPairs::new(x, triangles).count(0..triangles.len())
+    CrossingPairs::new(x, triangles, None).count(0..triangles.len())
 }
 
 /// The search for crossing triangle pairs, counted in ranges of the first triangle so that
@@ -46,12 +52,22 @@ pub struct CrossingPairs<'a> {
 }
 
 impl<'a> CrossingPairs<'a> {
-    pub fn new(x: &'a [DVec3], triangles: &'a [[u32; 3]]) -> Self {
-        CrossingPairs {
-            bvh: Bvh::build(x, triangles),
-            x,
-            triangles,
-        }
+    /// The search over `triangles` at `x`, in `kept` (the tree of an earlier count) refitted
+    /// when it has a leaf per triangle, or else in a new tree.
+    pub fn new(x: &'a [DVec3], triangles: &'a [[u32; 3]], kept: Option<Bvh>) -> Self {
+        let bvh = match kept {
+            Some(mut bvh) if bvh.leaves() == triangles.len() => {
+                bvh.refit(x, triangles);
+                bvh
+            }
+            _ => Bvh::build(x, triangles),
+        };
+        CrossingPairs { bvh, x, triangles }
+    }
+
+    /// The tree, to keep for the next count.
+    pub fn into_tree(self) -> Bvh {
+        self.bvh
     }
 
     /// Crossing pairs `(i, j)`, `i < j`, with `i` in `first`.
@@ -147,11 +163,23 @@ mod tests {
         assert!(brute > 10, "the crumple must cross: {brute}");
         assert_eq!(count_crossing_pairs(&x, &triangles), brute);
         // Counted in ranges (as threads do), the parts add up to the whole.
-        let search = CrossingPairs::new(&x, &triangles);
+        let search = CrossingPairs::new(&x, &triangles, None);
         let parts: usize = (0..triangles.len())
             .step_by(37)
             .map(|start| search.count(start..(start + 37).min(triangles.len())))
             .sum();
         assert_eq!(parts, brute);
+        // A tree built over the flat grid and refitted to the crumple finds the same pairs;
+        // one over another number of triangles is not refitted but built anew.
+        let flat = CrossingPairs::new(&mesh.positions, &triangles, None).into_tree();
+        let refitted = CrossingPairs::new(&x, &triangles, Some(flat));
+        assert_eq!(refitted.count(0..triangles.len()), brute);
+        let fewer = &triangles[..triangles.len() / 2];
+        let rebuilt = CrossingPairs::new(&x, fewer, Some(refitted.into_tree()));
+        assert_eq!(rebuilt.bvh.leaves(), fewer.len());
+        assert_eq!(
+            rebuilt.count(0..fewer.len()),
+            CrossingPairs::new(&x, fewer, None).count(0..fewer.len())
+        );
     }
 }

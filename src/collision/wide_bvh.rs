@@ -248,9 +248,13 @@ impl WideBvh {
     }
 
     /// Calls `visit` with every leaf of item `first` or later whose rounded box overlaps
-    /// `[min, max]` rounded (see the module notes), in no particular order.
+    /// `[min, max]` rounded (see the module notes), in no particular order. `stack` is the
+    /// walk's (only the entries it pushes are read), passed in so that a search zeroes one
+    /// for all its queries: zeroing 196 bytes per query cost 14 M instructions in the pile's
+    /// 875 140 queries (docs/benchmarks.md, "Issue 13: the crossing count's tree refitted").
     fn for_each_overlapping_from(
         &self,
+        stack: &mut [u32; STACK],
         first: u32,
         (min, max): (DVec3, DVec3),
         mut visit: impl FnMut(u32),
@@ -259,7 +263,7 @@ impl WideBvh {
             return;
         }
         let query = WideQuery::new(first, min, max);
-        let mut stack = [0u32; STACK]; // stack[0]: the root, node 0
+        stack[0] = 0; // the root, node 0
         let mut held = 1;
         while held > 0 {
             held -= 1;
@@ -323,9 +327,10 @@ impl WideBvh {
         // and capacity were read back from memory at every push (cachegrind: 5 % more
         // instructions in the walks of the pile).
         let mut found = std::mem::take(pairs);
+        let mut stack = [0u32; STACK];
         for q in queries {
             let start = found.len();
-            self.for_each_overlapping_from(first_leaf(q), query_box(q), |leaf| {
+            self.for_each_overlapping_from(&mut stack, first_leaf(q), query_box(q), |leaf| {
                 if keep(q, leaf) {
                     found.push([q, leaf]);
                 }

@@ -284,7 +284,10 @@ pub fn project_lanes<
         x_prev.len() == len && inv_mass.len() == len,
         "particle arrays differ in length"
     );
-    let mut particles = [[0u32; LANES]; N];
+    // Started from the first item's indices in every lane, not from zeros: zeroing was a
+    // `memset` call per batch whenever the compiler did not see that the loop below writes
+    // every element (docs/benchmarks.md, "Issue 13: the crossing count's tree refitted").
+    let mut particles = items[0].particles().map(|k| [k; LANES]);
     let mut highest = 0;
     for l in 0..S::LANES {
         let of_lane = items[l.min(count - 1)].particles();

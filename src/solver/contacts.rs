@@ -230,7 +230,8 @@ impl ParticleContacts {
 
     /// Whether particles (or features) of `a`'s and `b`'s objects may touch: different objects
     /// when both touch others, the same object when it touches itself and `rest_apart()`
-    /// (the two were at least 2r apart at rest).
+    /// (the two were at least 2r apart at rest). Always inlined, as the rules calling it.
+    #[inline(always)]
     fn may_touch(&self, a: u32, b: u32, rest_apart: impl FnOnce() -> bool) -> bool {
         let (oa, ob) = (self.owner[a as usize], self.owner[b as usize]);
         if oa != ob {
@@ -565,18 +566,24 @@ impl ParticleContacts {
 }
 
 /// The near lists take who may touch whom from the objects' rules.
+/// Always inlined into the tree walks that ask them for every leaf found: left to the
+/// compiler, one edit elsewhere could move them out of line, a call per leaf (docs/benchmarks.md,
+/// "Issue 13: the crossing count's tree refitted").
 impl NearRules for ParticleContacts {
+    #[inline(always)]
     fn spheres(&self, i: u32, j: u32) -> bool {
         let rest = &self.rest;
         let apart = || rest[i as usize].distance(rest[j as usize]) >= 2.0 * self.radius;
         self.may_touch(i, j, apart)
     }
 
+    #[inline(always)]
     fn point_triangle(&self, p: u32, t: u32) -> bool {
         let corner = self.triangles[t as usize][0];
         self.may_touch(p, corner, || !self.close_triangles.contains(p, t))
     }
 
+    #[inline(always)]
     fn edges(&self, i: u32, j: u32) -> bool {
         let (a, c) = (self.edges[i as usize][0], self.edges[j as usize][0]);
         self.may_touch(a, c, || !self.close_edges.contains(i.min(j), i.max(j)))

@@ -191,6 +191,27 @@ fn block_residuals<const N: usize, K: Constraint<N> + Clone>(
     (max, rms)
 }
 
+/// Crossing triangle pairs of every object that counts them, by name: on every thread, in
+/// the tree of the last count refitted ([`CrossingPairs`]).
+fn crossing_counts(solver: &Solver) -> BTreeMap<String, usize> {
+    let (model, pool) = (&solver.model, solver.pool());
+    let mut trees = solver.crossing_trees();
+    let mut counts = BTreeMap::new();
+    for (o, kept) in model.objects.iter().zip(trees.iter_mut()) {
+        if !o.count_self_intersections {
+            continue;
+        }
+        let triangles: Vec<[u32; 3]> = o.global_triangles().collect();
+        let search = CrossingPairs::new(&model.particles.x, &triangles, kept.take());
+        let parts = chunked_by(pool, triangles.len(), TRIANGLE_CHUNK, |range| {
+            search.count(range)
+        });
+        counts.insert(o.name.clone(), parts.iter().sum());
+        *kept = Some(search.into_tree());
+    }
+    counts
+}
+
 pub fn measure(solver: &Solver) -> FrameDiagnostics {
     let model = &solver.model;
     let pool = solver.pool();
@@ -337,19 +358,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         triangle_contacts: touching.point_triangle,
         edge_contacts: touching.edge_edge,
         feature_contacts: solver.feature_contact_count(),
-        self_intersections: model
-            .objects
-            .iter()
-            .filter(|o| o.count_self_intersections)
-            .map(|o| {
-                let triangles: Vec<[u32; 3]> = o.global_triangles().collect();
-                let search = CrossingPairs::new(&p.x, &triangles);
-                let counts = chunked_by(pool, triangles.len(), TRIANGLE_CHUNK, |range| {
-                    search.count(range)
-                });
-                (o.name.clone(), counts.iter().sum())
-            })
-            .collect(),
+        self_intersections: crossing_counts(solver),
         max_penetration: total.max_penetration,
         torn_edges: model
             .objects

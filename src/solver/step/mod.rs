@@ -45,6 +45,7 @@ use xpbd_stages::{SharedBlock, WholeObjects};
 use super::contacts::{Candidates, NearSearches, ParticleContacts, SweptBox, SweptBoxes};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
+use crate::collision::bvh::Bvh;
 use crate::collision::features::{FeatureContacts, SearchShare};
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
@@ -136,6 +137,9 @@ pub struct Solver {
     feature_contacts: RwLock<FeatureContacts>,
     /// Each worker thread's part of the feature-contact search.
     feature_shares: Vec<Mutex<SearchShare>>,
+    /// Per object, the tree its crossing triangle pairs were last counted with (the stats'
+    /// `self_intersections`), refitted at the next count ([`crate::collision::intersections::CrossingPairs::new`]).
+    crossing_trees: Mutex<Vec<Option<Bvh>>>,
     /// The frame's mean velocities, for the caches.
     motion: FrameMotion,
     /// Whether `motion` is kept (see [`Solver::track_frame_motion`]).
@@ -214,6 +218,7 @@ impl Solver {
             particle_contacts: RwLock::new(particle_contacts),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
             feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
+            crossing_trees: Mutex::new((model.objects.iter()).map(|_| None).collect()),
             motion: FrameMotion::default(),
             tracks_motion: true,
             mesh_poses,
@@ -282,6 +287,12 @@ impl Solver {
                 model.objects[model.owner[i] as usize].collide && model.particles.inv_mass[i] > 0.0
             })
             .collect();
+    }
+
+    /// Per object, the tree of its last crossing count, kept for the next
+    /// ([`super::diagnostics`]).
+    pub(super) fn crossing_trees(&self) -> std::sync::MutexGuard<'_, Vec<Option<Bvh>>> {
+        (self.crossing_trees.lock()).unwrap_or_else(|e| e.into_inner())
     }
 
     /// Contacts between particles that touched in the last substep.
