@@ -54,8 +54,10 @@ const PAIR_REACH_RADII: f64 = 4.0;
 
 /// The near lists' skin `S` in radii: how far the particles may stray from their extrapolated
 /// motion relative to each other before the lists of point–triangle and edge–edge pairs are
-/// rebuilt (measured on `scenes/pile.toml` from 1 to 4 radii, docs/benchmarks.md).
-const SKIN_RADII: f64 = 2.0;
+/// rebuilt. Measured on `scenes/pile.toml` from 1 to 4 radii; 2 until the rebuilds got
+/// cheaper, 1.5 since (docs/benchmarks.md, "Issue 13: the crossing count's tree refitted, and
+/// a thinner skin"). The candidates do not depend on it.
+const SKIN_RADII: f64 = 1.5;
 
 /// How many contacts of each kind touched in a substep.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
