@@ -1,8 +1,8 @@
 //! Bounding-volume hierarchies: over a collider mesh's triangles (built once, its boxes
 //! refitted to the moving vertices every substep), with closest-point queries (Ericson,
 //! "Real-Time Collision Detection", 2005, §5.1.5 for the closest point on a triangle); and over
-//! any list of boxes, for the self-intersection count and as the shape the four-wide trees of
-//! the pair searches are collapsed from ([`super::wide_bvh`]).
+//! any list of boxes, as the shape the four-wide trees of the pair searches and the crossing
+//! count are collapsed from ([`super::wide_bvh`]).
 //! Deterministic: a tree depends only on the boxes it is built over (median splits under a
 //! total order; a refitted tree keeps the shape it was built with), a query visits children
 //! in a fixed order, and `closest` keeps the lowest index among equally close triangles.
@@ -245,11 +245,6 @@ impl Bvh {
         self.nodes[index].set_link(after);
         self.nodes[index].set_last(last);
         index
-    }
-
-    /// How many leaves (items) the tree holds.
-    pub fn leaves(&self) -> usize {
-        self.leaf_boxes.len()
     }
 
     /// Recomputes every box for moved vertices.

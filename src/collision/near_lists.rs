@@ -39,7 +39,7 @@
 //! produces the same bytes as one that was never stopped.
 
 use super::bvh::bounds;
-use super::wide_bvh::WideBvh;
+use super::wide_bvh::BoxTree;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::solver::parallel::share;
 use glam::DVec3;
@@ -262,40 +262,10 @@ pub struct EdgeSearch {
     edges: BoxTree,
 }
 
-/// Boxes and a tree over them, kept from one rebuild to the next so that a rebuild
-/// allocates nothing and refits the tree rather than building it.
-struct BoxTree {
-    boxes: Vec<(DVec3, DVec3)>,
-    tree: WideBvh,
-}
-
 /// The box around the reference boxes of `corners`, grown by `by`.
 fn reference_union(skin: &Skin, corners: &[u32], by: f64) -> (DVec3, DVec3) {
     let boxes = corners.iter().map(|&k| skin.reference[k as usize]);
     bounds(boxes.flat_map(|(min, max)| [min, max]), by)
-}
-
-impl BoxTree {
-    /// `boxes` in the buffer of `kept` (the last search's) if given, and a tree over them:
-    /// `kept`'s refitted when it has as many leaves, otherwise a new one. Building took 8 %
-    /// of the pile's time at one thread, refitting a fraction of it; the refitted tree, built
-    /// on the hanging cloth, was as fast to search once it folded (docs/benchmarks.md,
-    /// "Issue 13: trees refitted"). The pairs found are the same either way
-    /// ([`WideBvh::refit_boxes`]).
-    fn refill(kept: Option<BoxTree>, boxes: impl Iterator<Item = (DVec3, DVec3)>) -> BoxTree {
-        let (mut buffer, kept_tree) = match kept {
-            Some(kept) => (kept.boxes, Some(kept.tree)),
-            None => (Vec::new(), None),
-        };
-        buffer.clear();
-        buffer.extend(boxes);
-        let refitted = kept_tree.and_then(|mut tree| tree.refit_boxes(&buffer).then_some(tree));
-        let tree = refitted.unwrap_or_else(|| WideBvh::over_boxes(&buffer));
-        BoxTree {
-            boxes: buffer,
-            tree,
-        }
-    }
 }
 
 impl SphereSearch {

@@ -1,5 +1,6 @@
 //! A four-wide bounding-volume hierarchy for box-pair searches: the self-collision near
-//! lists ([`super::near_lists`]) and the rest-close table ([`super::rest_close`]). Each node
+//! lists ([`super::near_lists`]), the rest-close table ([`super::rest_close`]) and the count
+//! of crossing triangles ([`super::intersections`]). Each node
 //! holds the boxes of up to four children side by side, one `f32` lane per child on each
 //! axis, so one query tests all four with six 4-lane comparisons (SSE, part of every
 //! x86-64). The binary tree ([`Bvh`]) tests one box per node and takes a step of the walk per
@@ -23,7 +24,8 @@
 //! does not depend on the tree's shape, or on when it was refitted; [`WideBvh::overlapping_pairs`]
 //! sorts each query's leaves, so neither does their order. The callers decide each pair
 //! exactly: the near lists re-test every listed pair in every substep (an extra pair is
-//! re-tested and dropped), the rest-close table measures the rest distance. An exact `f64`
+//! re-tested and dropped), the rest-close table measures the rest distance, the crossing
+//! count tests each pair's triangles for a crossing. An exact `f64`
 //! test of each leaf here (the binary tree's) cost 2 % of the pile's instructions and
 //! changed no contact. A NaN corner compares false, so such a query overlaps everything, as
 //! in the `f64` test.
@@ -311,6 +313,22 @@ impl WideBvh {
         self.pairs_from(queries, query_box, |q| q.saturating_add(1), keep, pairs);
     }
 
+    /// Calls `visit(q, leaf)` for every pair of [`Self::later_overlapping_pairs`] (the
+    /// leaves after each query whose rounded boxes overlap its box), unsorted and without
+    /// collecting them: for a count, which needs no order ([`super::intersections`]).
+    pub fn for_each_later_pair(
+        &self,
+        queries: impl IntoIterator<Item = u32>,
+        query_box: impl Fn(u32) -> (DVec3, DVec3),
+        mut visit: impl FnMut(u32, u32),
+    ) {
+        let mut stack = [0u32; STACK];
+        for q in queries {
+            let first = q.saturating_add(1);
+            self.for_each_overlapping_from(&mut stack, first, query_box(q), |leaf| visit(q, leaf));
+        }
+    }
+
     /// The pairs of [`Self::overlapping_pairs`] whose leaf is `first_leaf(q)` or later.
     fn pairs_from(
         &self,
@@ -340,6 +358,38 @@ impl WideBvh {
             found[start..].sort_unstable_by_key(|&[_, leaf]| leaf);
         }
         *pairs = found;
+    }
+}
+
+/// Boxes and a four-wide tree over them, kept from one search to the next so that a new
+/// search allocates nothing and refits the tree rather than building it: the near lists'
+/// searches ([`super::near_lists`]) and the crossing count ([`super::intersections`]).
+pub struct BoxTree {
+    /// Leaf k's box.
+    pub boxes: Vec<(DVec3, DVec3)>,
+    pub tree: WideBvh,
+}
+
+impl BoxTree {
+    /// `boxes` in the buffer of `kept` (the last search's) if given, and a tree over them:
+    /// `kept`'s refitted when it has as many leaves, otherwise a new one. Building took 8 %
+    /// of the pile's time at one thread, refitting a fraction of it; the refitted tree, built
+    /// on the hanging cloth, was as fast to search once it folded (docs/benchmarks.md,
+    /// "Issue 13: trees refitted"). The pairs found are the same either way
+    /// ([`WideBvh::refit_boxes`]).
+    pub fn refill(kept: Option<BoxTree>, boxes: impl Iterator<Item = (DVec3, DVec3)>) -> BoxTree {
+        let (mut buffer, kept_tree) = match kept {
+            Some(kept) => (kept.boxes, Some(kept.tree)),
+            None => (Vec::new(), None),
+        };
+        buffer.clear();
+        buffer.extend(boxes);
+        let refitted = kept_tree.and_then(|mut tree| tree.refit_boxes(&buffer).then_some(tree));
+        let tree = refitted.unwrap_or_else(|| WideBvh::over_boxes(&buffer));
+        BoxTree {
+            boxes: buffer,
+            tree,
+        }
     }
 }
 

@@ -45,8 +45,8 @@ use xpbd_stages::{SharedBlock, WholeObjects};
 use super::contacts::{Candidates, NearSearches, ParticleContacts, SweptBox, SweptBoxes};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
-use crate::collision::bvh::Bvh;
 use crate::collision::features::{FeatureContacts, SearchShare};
+use crate::collision::wide_bvh::BoxTree;
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
 use crate::constraints::dihedral::DihedralConstraint;
@@ -139,7 +139,7 @@ pub struct Solver {
     feature_shares: Vec<Mutex<SearchShare>>,
     /// Per object, the tree its crossing triangle pairs were last counted with (the stats'
     /// `self_intersections`), refitted at the next count ([`crate::collision::intersections::CrossingPairs::new`]).
-    crossing_trees: Mutex<Vec<Option<Bvh>>>,
+    crossing_trees: Mutex<Vec<Option<BoxTree>>>,
     /// The frame's mean velocities, for the caches.
     motion: FrameMotion,
     /// Whether `motion` is kept (see [`Solver::track_frame_motion`]).
@@ -291,7 +291,7 @@ impl Solver {
 
     /// Per object, the tree of its last crossing count, kept for the next
     /// ([`super::diagnostics`]).
-    pub(super) fn crossing_trees(&self) -> std::sync::MutexGuard<'_, Vec<Option<Bvh>>> {
+    pub(super) fn crossing_trees(&self) -> std::sync::MutexGuard<'_, Vec<Option<BoxTree>>> {
         (self.crossing_trees.lock()).unwrap_or_else(|e| e.into_inner())
     }
 
