@@ -51,7 +51,8 @@ pub fn count_crossing_pairs(x: &[DVec3], triangles: &[[u32; 3]]) -> usize {
 pub struct CrossingPairs<'a> {
     x: &'a [DVec3],
     triangles: &'a [[u32; 3]],
-    boxes: BoxTree,
+    /// The triangles' boxes and the tree over them.
+    tree: BoxTree,
 }
 
 impl<'a> CrossingPairs<'a> {
@@ -60,7 +61,7 @@ impl<'a> CrossingPairs<'a> {
     pub fn new(x: &'a [DVec3], triangles: &'a [[u32; 3]], kept: Option<BoxTree>) -> Self {
         let boxes = (triangles.iter()).map(|t| bounds(t.map(|k| x[k as usize]), 0.0));
         CrossingPairs {
-            boxes: BoxTree::refill(kept, boxes),
+            tree: BoxTree::refill(kept, boxes),
             x,
             triangles,
         }
@@ -68,13 +69,13 @@ impl<'a> CrossingPairs<'a> {
 
     /// The boxes and tree, to keep for the next count.
     pub fn into_tree(self) -> BoxTree {
-        self.boxes
+        self.tree
     }
 
     /// Crossing pairs `(i, j)`, `i < j`, with `i` in `first`.
     pub fn count(&self, first: std::ops::Range<usize>) -> usize {
         let corners = |t: [u32; 3]| t.map(|k| self.x[k as usize]);
-        let BoxTree { boxes, tree } = &self.boxes;
+        let BoxTree { boxes, tree } = &self.tree;
         let mut count = 0;
         let queries = first.start as u32..first.end as u32;
         tree.for_each_later_pair(

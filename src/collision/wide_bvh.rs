@@ -25,9 +25,8 @@
 //! sorts each query's leaves, so neither does their order. The callers decide each pair
 //! exactly: the near lists re-test every listed pair in every substep (an extra pair is
 //! re-tested and dropped), the rest-close table measures the rest distance, the crossing
-//! count tests each pair's triangles for a crossing. An exact `f64`
-//! test of each leaf here (the binary tree's) cost 2 % of the pile's instructions and
-//! changed no contact. A NaN corner compares false, so such a query overlaps everything, as
+//! count tests each pair's triangles for a crossing. An exact `f64` test of each leaf here
+//! (the binary tree's) cost 2 % of the pile's instructions and changed no contact. A NaN corner compares false, so such a query overlaps everything, as
 //! in the `f64` test.
 
 use super::bvh::{Bvh, Shape};

@@ -138,7 +138,8 @@ pub struct Solver {
     /// Each worker thread's part of the feature-contact search.
     feature_shares: Vec<Mutex<SearchShare>>,
     /// Per object, the tree its crossing triangle pairs were last counted with (the stats'
-    /// `self_intersections`), refitted at the next count ([`crate::collision::intersections::CrossingPairs::new`]).
+    /// `self_intersections`), refitted at the next count
+    /// ([`crate::collision::intersections::CrossingPairs::new`]).
     crossing_trees: Mutex<Vec<Option<BoxTree>>>,
     /// The frame's mean velocities, for the caches.
     motion: FrameMotion,
