@@ -18,6 +18,7 @@
 //!   ([`PLY_BYTES_PER_VERTEX`], [`OBJ_BYTES_PER_VERTEX`], measured).
 
 use crate::collision::bvh::Bvh;
+use crate::collision::wide_bvh::BoxTree;
 use crate::model::{Model, ObjectLayout};
 use crate::scene::types::Format;
 use glam::DVec3;
@@ -193,13 +194,16 @@ fn constraint_bytes(model: &Model) -> usize {
         + clusters
 }
 
-/// Mesh colliders: every frame's positions, the triangles and their tree.
+/// Mesh colliders: every frame's positions, the triangles and their two trees (nearest
+/// points, box queries).
 fn collider_bytes(model: &Model) -> usize {
     (model.colliders.iter())
         .filter_map(|c| c.mesh.as_ref())
         .map(|m| {
             let positions: usize = m.frames.iter().map(|f| f.len() * size_of::<DVec3>()).sum();
-            positions + m.triangles.len() * (size_of::<[u32; 3]>() + Bvh::BYTES_PER_LEAF)
+            let per_triangle =
+                size_of::<[u32; 3]>() + Bvh::BYTES_PER_LEAF + BoxTree::BYTES_PER_LEAF;
+            positions + m.triangles.len() * per_triangle
         })
         .sum()
 }

@@ -8,7 +8,7 @@
 //! in a fixed order, and `closest` keeps the lowest index among equally close triangles.
 //! Which leaves a box query reaches does not depend on the tree's shape at all.
 
-use super::node_box::{NodeBox, QueryBox};
+use super::node_box::NodeBox;
 use glam::DVec3;
 
 /// Axis-aligned box.
@@ -75,13 +75,11 @@ pub fn bounds(points: impl IntoIterator<Item = DVec3>, margin: f64) -> (DVec3, D
 /// stored depth first, so an inner node's first child is the next node and its subtree is
 /// followed by the node a walk that skips it goes on to, its one link; a walk reads one node
 /// (box and links together, [`NodeBox`]) per step. The node boxes are rounded outward to
-/// `f32` (half the bytes, a cheaper test); the leaves' own boxes are kept in `f64` for the
-/// exact test of a box query.
+/// `f32` (half the bytes). It answers nearest-point queries ([`Bvh::closest`]); box queries
+/// go to the four-wide tree built from its shape ([`super::wide_bvh`]).
 #[derive(Debug, Clone)]
 pub struct Bvh {
     nodes: Vec<NodeBox>,
-    /// Every leaf's box, by item.
-    leaf_boxes: Vec<Aabb>,
 }
 
 /// A node of a [`Bvh`]: a leaf with its item, or an inner node with its two children.
@@ -101,8 +99,8 @@ pub struct Closest {
 }
 
 impl Bvh {
-    /// Bytes a tree takes per leaf: about two nodes and the leaf's `f64` box.
-    pub const BYTES_PER_LEAF: usize = 2 * size_of::<NodeBox>() + size_of::<Aabb>();
+    /// Bytes a tree takes per leaf: about two nodes.
+    pub const BYTES_PER_LEAF: usize = 2 * size_of::<NodeBox>();
 
     /// A tree over `triangles` (leaf k = triangle k).
     pub fn build(positions: &[DVec3], triangles: &[[u32; 3]]) -> Bvh {
@@ -132,7 +130,6 @@ impl Bvh {
         );
         let mut bvh = Bvh {
             nodes: Vec::with_capacity(2 * leaf_boxes.len()),
-            leaf_boxes: vec![Aabb::EMPTY; leaf_boxes.len()],
         };
         let mut order: Vec<u32> = (0..leaf_boxes.len() as u32).collect();
         if !order.is_empty() {
@@ -151,9 +148,7 @@ impl Bvh {
         for index in (0..self.nodes.len()).rev() {
             let node = self.nodes[index];
             if node.is_leaf() {
-                let item = node.link();
-                let leaf = leaf_box(item);
-                self.leaf_boxes[item as usize] = leaf;
+                let leaf = leaf_box(node.link());
                 self.nodes[index].set_bounds(leaf.min, leaf.max);
             } else {
                 let (first, second) = (self.nodes[index + 1], self.nodes[self.second_child(index)]);
@@ -165,19 +160,13 @@ impl Bvh {
     /// Depth-first walk, first children first: `enter(box, Some(item))` is called for every
     /// leaf reached, `enter(box, None)` for every inner node, which is descended only if it
     /// returns true.
-    fn walk(&self, enter: impl FnMut(&NodeBox, Option<u32>) -> bool) {
-        self.walk_from(0, enter);
-    }
-
-    /// [`Self::walk`] over the leaves of items `first` and later only: subtrees of earlier
-    /// items alone are never entered.
     /// The walk needs no stack: a node's first child is the next node, and an inner node
     /// links to the node after its subtree, where the walk goes on when it skips it.
-    fn walk_from(&self, first: u32, mut enter: impl FnMut(&NodeBox, Option<u32>) -> bool) {
+    fn walk(&self, mut enter: impl FnMut(&NodeBox, Option<u32>) -> bool) {
         let mut index = 0;
         while let Some(node) = self.nodes.get(index) {
             let item = node.is_leaf().then(|| node.link());
-            let descend = node.last() >= first && enter(node, item) && item.is_none();
+            let descend = enter(node, item) && item.is_none();
             index = if descend || item.is_some() {
                 index + 1
             } else {
@@ -295,35 +284,6 @@ impl Bvh {
             false
         });
         best
-    }
-
-    /// Calls `visit` with every leaf (triangle or box) whose box overlaps `[min, max]`, in
-    /// tree order.
-    pub fn for_each_overlapping(&self, min: DVec3, max: DVec3, visit: impl FnMut(u32)) {
-        self.for_each_overlapping_from(0, min, max, visit);
-    }
-
-    /// [`Self::for_each_overlapping`] for the leaves of items `first` and later: a search of
-    /// a tree against its own items that wants each pair once (`j > i`) walks about half the
-    /// tree this way instead of discarding the earlier half's leaves.
-    pub fn for_each_overlapping_from(
-        &self,
-        first: u32,
-        min: DVec3,
-        max: DVec3,
-        mut visit: impl FnMut(u32),
-    ) {
-        let query = QueryBox::new(min, max);
-        self.walk_from(first, |node, item| {
-            let near = node.overlaps(&query);
-            if let (true, Some(item)) = (near, item) {
-                let leaf = self.leaf_boxes[item as usize];
-                if boxes_overlap((min, max), (leaf.min, leaf.max)) {
-                    visit(item);
-                }
-            }
-            near
-        });
     }
 }
 

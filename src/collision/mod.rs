@@ -109,7 +109,13 @@ fn triangle_frame(positions: &[DVec3], [a, b, c]: [u32; 3]) -> [DVec3; 3] {
 pub struct MeshPose {
     pub start: Vec<DVec3>,
     pub end: Vec<DVec3>,
+    /// A tree over the triangles at the end pose for nearest-point queries ([`bvh::Bvh::closest`]).
     pub bvh: bvh::Bvh,
+    /// The triangles' boxes at the end pose, and a four-wide tree over them for box queries
+    /// (the feature contacts' search, [`features`]): the binary tree's walks took 18 % of
+    /// `scenes/dancer.toml`'s instructions (docs/benchmarks.md, "Issue 13: the collider
+    /// search on the four-wide tree").
+    pub triangle_boxes: wide_bvh::BoxTree,
     /// The largest distance a vertex moved in the substep.
     pub max_motion: f64,
     /// Unit face normals at the end pose.
@@ -127,6 +133,7 @@ impl MeshPose {
             start: Vec::new(),
             end: Vec::new(),
             bvh: bvh::Bvh::build(&mesh.frames[0], &mesh.triangles),
+            triangle_boxes: wide_bvh::BoxTree::default(),
             max_motion: 0.0,
             face_normals: Vec::new(),
             vertex_normals: Vec::new(),
@@ -191,6 +198,11 @@ impl MeshPose {
             }
         }
         self.bvh.refit(&self.end, &mesh.triangles);
+        let end = &self.end;
+        let boxes = (mesh.triangles.iter())
+            .map(|&[a, b, c]| bvh::bounds([a, b, c].map(|k| end[k as usize]), 0.0));
+        let kept = std::mem::take(&mut self.triangle_boxes);
+        self.triangle_boxes = wide_bvh::BoxTree::refill(Some(kept), boxes);
         self.max_motion = self
             .start
             .iter()

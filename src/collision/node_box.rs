@@ -1,39 +1,17 @@
 //! The boxes of a search tree's nodes ([`super::bvh`]), rounded outward to `f32` and packed
 //! with the node's two links into 32 bytes: two nodes per cache line (the `f64` nodes took
-//! 64 bytes), and a box test is two 4-lane comparisons (SSE, part of every x86-64) where it
-//! was six scalar ones. The tree walks of the pile's near-list searches were a fifth of its
-//! run (docs/benchmarks.md, "Issue 13: tree nodes in `f32`, a stackless walk, no libm
-//! floor").
+//! 64 bytes; docs/benchmarks.md, "Issue 13: tree nodes in `f32`, a stackless walk, no libm
+//! floor"). The tree's nearest-point walk reads them; box queries go to the four-wide tree
+//! ([`super::wide_bvh`]), which rounds its boxes with the same [`outward`].
 //!
 //! **Same answers.** Rounding outward (each lower corner to an `f32` below it, each upper
 //! corner to one above, [`down`] and [`up`]) makes a node's box contain the `f64` box it
-//! stands for, and a query rounded the same way contains its own; so a test that passes in
-//! `f64` passes here, and a walk reaches every leaf it reached before. Leaves are then tested
-//! exactly, in `f64`, by the tree, so which leaves a query finds does not change (a few more
-//! nodes may be entered: the rounded corners lie at most three `f32` steps out, 0.2 µm at a
-//! metre, or 2·10⁻³⁸ near zero). A NaN corner compares false, so such a box overlaps
-//! everything, as the `f64` test ([`super::bvh::boxes_overlap`]) treats it; a corner beyond
-//! the `f32` range becomes infinite or NaN, outward either way.
+//! stands for, so a walk that prunes by a node's box never skips a leaf the `f64` box would
+//! have kept (the rounded corners lie at most three `f32` steps out, 0.2 µm at a metre, or
+//! 2·10⁻³⁸ near zero). A NaN corner compares false; a corner beyond the `f32` range becomes
+//! infinite or NaN, outward either way.
 
 use glam::DVec3;
-
-/// A query box rounded outward to `f32`, in lanes x, y, z (the fourth is never compared).
-#[derive(Debug, Clone, Copy)]
-#[repr(C, align(16))]
-pub struct QueryBox {
-    lower: [f32; 4],
-    upper: [f32; 4],
-}
-
-impl QueryBox {
-    pub fn new(min: DVec3, max: DVec3) -> QueryBox {
-        let ([lx, ly, lz], [ux, uy, uz]) = outward(min, max);
-        QueryBox {
-            lower: [lx, ly, lz, 0.0],
-            upper: [ux, uy, uz, 0.0],
-        }
-    }
-}
 
 /// A node's box rounded outward to `f32`, with the node's links in the fourth lane of each
 /// corner (read as `u32`, never compared): the lower corner carries `link` (a leaf's item,
@@ -103,35 +81,6 @@ impl NodeBox {
         let upper = DVec3::from_array(self.upper.map(f64::from));
         (lower - p).max(p - upper).max(DVec3::ZERO).length_squared()
     }
-
-    /// Whether the box and `query` share a point: the closed-box test of
-    /// [`super::bvh::boxes_overlap`], on the rounded boxes.
-    #[cfg(target_arch = "x86_64")]
-    #[inline]
-    pub fn overlaps(&self, query: &QueryBox) -> bool {
-        use std::arch::x86_64::{
-            _mm_cmpgt_ps, _mm_cmplt_ps, _mm_load_ps, _mm_movemask_ps, _mm_or_ps,
-        };
-        // SAFETY: both types are `repr(C, align(16))` with four 4-byte lanes at the start of
-        // each corner, so the aligned 16-byte loads read inside them; SSE is part of every
-        // x86-64. The fourth lane (a link, or padding) is masked off below.
-        unsafe {
-            let lower = _mm_load_ps(self.lower.as_ptr());
-            let upper = _mm_load_ps(self.upper.as_ptr());
-            let apart = _mm_or_ps(
-                _mm_cmpgt_ps(lower, _mm_load_ps(query.upper.as_ptr())),
-                _mm_cmplt_ps(upper, _mm_load_ps(query.lower.as_ptr())),
-            );
-            _mm_movemask_ps(apart) & 0b111 == 0
-        }
-    }
-
-    /// Whether the box and `query` share a point (the portable form of the test above).
-    #[cfg(not(target_arch = "x86_64"))]
-    #[inline]
-    pub fn overlaps(&self, query: &QueryBox) -> bool {
-        (0..3).all(|k| !(self.lower[k] > query.upper[k] || self.upper[k] < query.lower[k]))
-    }
 }
 
 /// The corners of the box `[min, max]` rounded outward ([`down`], [`up`]).
@@ -160,7 +109,6 @@ fn up(v: f64) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collision::bvh::boxes_overlap;
 
     #[test]
     fn rounding_goes_outward_and_keeps_what_f32_holds() {
@@ -195,38 +143,30 @@ mod tests {
         }
     }
 
-    /// The rounded test passes wherever the `f64` test passes, and (boxes apart by more
-    /// than rounding) fails where it fails; the links in the fourth lanes change nothing.
+    /// A node's rounded box holds the `f64` box it was set to (every corner at distance 0)
+    /// and no point well outside it; the links in the fourth lanes are left as they were.
     #[test]
-    fn the_rounded_test_keeps_every_overlap_of_the_exact_one() {
+    fn a_node_box_holds_its_f64_box_and_keeps_its_links() {
         let corner = |k: u32| {
             let t = f64::from(k);
             DVec3::new((t * 0.71).sin(), (t * 1.37).cos(), (t * 0.29).sin()) * 0.5
         };
-        let (mut passed, mut failed) = (0, 0);
         for a in 0..300u32 {
-            for b in 0..40u32 {
-                // Boxes of sizes from 0 (touching ones share exactly one face) upward.
-                let (amin, bmin) = (corner(a), corner(b + 1000));
-                let (amax, bmax) = (amin + 0.1 * f64::from(a % 7), bmin + DVec3::splat(0.3));
-                let mut node = NodeBox::new(u32::MAX, f32::NAN.to_bits());
-                node.set_bounds(amin, amax);
-                let rounded = node.overlaps(&QueryBox::new(bmin, bmax));
-                if boxes_overlap((amin, amax), (bmin, bmax)) {
-                    assert!(rounded, "{a} {b}");
-                    passed += 1;
-                } else {
-                    failed += 1;
-                }
+            let (min, max) = (corner(a), corner(a) + 0.1 * f64::from(a % 7));
+            let mut node = NodeBox::new(NodeBox::LEAF | a, a);
+            node.set_bounds(min, max);
+            for k in 0..8 {
+                let pick = |bit: u32, low: f64, high: f64| if k & bit == 0 { low } else { high };
+                let p = DVec3::new(
+                    pick(1, min.x, max.x),
+                    pick(2, min.y, max.y),
+                    pick(4, min.z, max.z),
+                );
+                assert_eq!(node.distance_sq(p), 0.0, "{a}: corner {k}");
             }
+            assert!(node.distance_sq(max + DVec3::splat(1e-4)) > 0.0, "{a}");
+            assert!(node.distance_sq(min - DVec3::splat(1e-4)) > 0.0, "{a}");
+            assert!((node.is_leaf(), node.link(), node.last()) == (true, a, a));
         }
-        assert!(passed > 1000 && failed > 1000, "{passed} {failed}");
-        // Touching at one face, exactly in f64, and apart by far more than rounding.
-        let mut node = NodeBox::new(NodeBox::LEAF | 5, 5);
-        node.set_bounds(DVec3::ZERO, DVec3::splat(0.1));
-        assert!(node.overlaps(&QueryBox::new(DVec3::new(0.1, 0.0, 0.0), DVec3::ONE)));
-        assert!(!node.overlaps(&QueryBox::new(DVec3::new(0.1001, 0.0, 0.0), DVec3::ONE)));
-        assert!(node.overlaps(&QueryBox::new(DVec3::splat(f64::NAN), DVec3::ONE)));
-        assert!((node.is_leaf(), node.link(), node.last()) == (true, 5, 5));
     }
 }

@@ -29,7 +29,7 @@
 //! (the binary tree's) cost 2 % of the pile's instructions and changed no contact. A NaN corner compares false, so such a query overlaps everything, as
 //! in the `f64` test.
 
-use super::bvh::{Bvh, Shape};
+use super::bvh::{boxes_overlap, Bvh, Shape};
 use super::node_box::outward;
 use glam::DVec3;
 
@@ -362,7 +362,9 @@ impl WideBvh {
 
 /// Boxes and a four-wide tree over them, kept from one search to the next so that a new
 /// search allocates nothing and refits the tree rather than building it: the near lists'
-/// searches ([`super::near_lists`]) and the crossing count ([`super::intersections`]).
+/// searches ([`super::near_lists`]), the crossing count ([`super::intersections`]) and the
+/// triangles of a mesh collider's pose ([`super::MeshPose`]).
+#[derive(Debug, Clone, Default)]
 pub struct BoxTree {
     /// Leaf k's box.
     pub boxes: Vec<(DVec3, DVec3)>,
@@ -370,6 +372,11 @@ pub struct BoxTree {
 }
 
 impl BoxTree {
+    /// Bytes a tree takes per leaf: the leaf's box and a third of a wide node (about a third
+    /// as many nodes as leaves, [`WideBvh::over_boxes`]).
+    pub const BYTES_PER_LEAF: usize =
+        size_of::<(DVec3, DVec3)>() + size_of::<WideNode>().div_ceil(3);
+
     /// `boxes` in the buffer of `kept` (the last search's) if given, and a tree over them:
     /// `kept`'s refitted when it has as many leaves, otherwise a new one. Building took 8 %
     /// of the pile's time at one thread, refitting a fraction of it; the refitted tree, built
@@ -389,6 +396,19 @@ impl BoxTree {
             boxes: buffer,
             tree,
         }
+    }
+
+    /// Calls `visit` with every leaf whose box overlaps `query` ([`boxes_overlap`]), in no
+    /// particular order. The walk finds the leaves whose boxes rounded outward to `f32`
+    /// overlap it (a superset, see the module notes); each is then tested exactly.
+    pub fn for_each_overlapping(&self, query: (DVec3, DVec3), mut visit: impl FnMut(u32)) {
+        let mut stack = [0u32; STACK];
+        self.tree
+            .for_each_overlapping_from(&mut stack, 0, query, |leaf| {
+                if boxes_overlap(query, self.boxes[leaf as usize]) {
+                    visit(leaf);
+                }
+            });
     }
 }
 
