@@ -236,12 +236,12 @@ impl Bvh {
         index
     }
 
-    /// Recomputes every box for moved vertices.
-    pub fn refit(&mut self, positions: &[DVec3], triangles: &[[u32; 3]]) {
-        self.fit(|triangle| {
-            triangles[triangle as usize]
-                .iter()
-                .fold(Aabb::EMPTY, |b, &i| b.grow(positions[i as usize]))
+    /// Sets every box from the leaves' new boxes `leaf_boxes` (leaf k = box k), keeping the
+    /// tree's shape.
+    pub fn refit_boxes(&mut self, leaf_boxes: &[(DVec3, DVec3)]) {
+        self.fit(|item| {
+            let (min, max) = leaf_boxes[item as usize];
+            Aabb { min, max }
         });
     }
 
@@ -372,7 +372,10 @@ mod tests {
         }
         // Move the mesh and refit: queries follow.
         mesh.transform(|p| p * 2.0 + DVec3::new(5.0, 0.0, 0.0));
-        bvh.refit(&mesh.positions, &triangles);
+        let moved: Vec<_> = (triangles.iter())
+            .map(|t| bounds(t.map(|k| mesh.positions[k as usize]), 0.0))
+            .collect();
+        bvh.refit_boxes(&moved);
         let q = DVec3::new(5.0, 3.0, 0.0);
         let found = bvh.closest(&mesh.positions, &triangles, q, 10.0).unwrap();
         assert!((found.distance - brute(&mesh.positions, q)).abs() < 1e-12);

@@ -109,7 +109,8 @@ fn triangle_frame(positions: &[DVec3], [a, b, c]: [u32; 3]) -> [DVec3; 3] {
 pub struct MeshPose {
     pub start: Vec<DVec3>,
     pub end: Vec<DVec3>,
-    /// A tree over the triangles at the end pose for nearest-point queries ([`bvh::Bvh::closest`]).
+    /// A tree over the triangles at the end pose for nearest-point queries
+    /// ([`bvh::Bvh::closest`]).
     pub bvh: bvh::Bvh,
     /// The triangles' boxes at the end pose, and a four-wide tree over them for box queries
     /// (the feature contacts' search, [`features`]): the binary tree's walks took 18 % of
@@ -197,12 +198,13 @@ impl MeshPose {
                 *p = pose.apply(*p);
             }
         }
-        self.bvh.refit(&self.end, &mesh.triangles);
+        // The triangles' boxes once, for both trees.
         let end = &self.end;
         let boxes = (mesh.triangles.iter())
             .map(|&[a, b, c]| bvh::bounds([a, b, c].map(|k| end[k as usize]), 0.0));
         let kept = std::mem::take(&mut self.triangle_boxes);
         self.triangle_boxes = wide_bvh::BoxTree::refill(Some(kept), boxes);
+        self.bvh.refit_boxes(&self.triangle_boxes.boxes);
         self.max_motion = self
             .start
             .iter()
