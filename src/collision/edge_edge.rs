@@ -26,6 +26,7 @@
 //! on each other like two layers of a pile.
 
 use super::bvh::{boxes_overlap, swept_bounds};
+use super::edge_sides;
 use super::stencil::{Mobility, Stencil};
 use crate::constraints::Positions;
 use glam::DVec3;
@@ -40,11 +41,12 @@ pub struct EdgeContact {
 }
 
 /// Parameters `(s, t)` of the closest points of segments `p1–q1` and `p2–q2` (Ericson,
-/// "Real-Time Collision Detection", §5.1.9). Always inlined: the side test of every edge
-/// pair whose boxes overlap calls it, and inlined there it shares the edges' vectors and
-/// lengths with [`common_direction`] and passes no arguments through memory (2.5 % of the
-/// self-colliding pile's instructions; docs/benchmarks.md, "Issue 13: the edge side test
-/// inlined").
+/// "Real-Time Collision Detection", §5.1.9). Always inlined: its callers (each contact's
+/// projection, the collider feature search) keep their ends in registers (the side test of
+/// the listed pairs, which called it for every pair passing the box test, lost 2.5 % of the
+/// self-colliding pile's instructions to passing them through memory; docs/benchmarks.md,
+/// "Issue 13: the edge side test inlined"). The side test now computes the interior case
+/// itself, eight pairs at a time ([`super::edge_sides`]).
 #[inline(always)]
 pub fn closest_parameters(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f64, f64) {
     const TINY: f64 = 1e-24;
@@ -80,51 +82,20 @@ pub fn closest_parameters(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f64, f
 /// Edges closer to parallel than this sine are left to the point–triangle contacts: their
 /// common normal, and which points are closest, are ill-defined (rounding alone can turn
 /// two parallel sides of one quad into a "crossing" along an in-plane direction).
-const MIN_SINE: f64 = 0.1;
+pub(super) const MIN_SINE: f64 = 0.1;
 
-/// The common normal `(b − a) × (d − c)` of two edges, not normalised, unless they are
-/// nearly parallel.
-fn common_direction([a, b]: [DVec3; 2], [c, d]: [DVec3; 2]) -> Option<DVec3> {
+/// The unit common normal `(b − a) × (d − c)` of two edges, unless they are nearly parallel.
+fn common_normal([a, b]: [DVec3; 2], [c, d]: [DVec3; 2]) -> Option<DVec3> {
     let (e, f) = (b - a, d - c);
     let m = e.cross(f);
     (m.length_squared() > MIN_SINE * MIN_SINE * e.length_squared() * f.length_squared())
-        .then_some(m)
-}
-
-/// The unit common normal of two edges, unless they are nearly parallel.
-fn common_normal(e: [DVec3; 2], f: [DVec3; 2]) -> Option<DVec3> {
-    common_direction(e, f).map(DVec3::normalize)
-}
-
-/// The side of edge `f` that edge `e` is on (the sign of `(p − q) · m̂`), when their closest
-/// points are inside both, they are not nearly parallel and they do not touch. `m` is
-/// normalised only for the pairs whose closest points are interior (most are not): the
-/// same value as normalising first. Always inlined into [`sided_contact`]'s two calls, so
-/// that the ends it loads stay in registers: passed to a call they went through memory
-/// (2.4 % of the self-colliding pile's instructions; docs/benchmarks.md, "Issue 13: the
-/// edge side test inlined").
-#[inline(always)]
-fn interior_side(e: [DVec3; 2], f: [DVec3; 2]) -> Option<f64> {
-    let m = common_direction(e, f)?;
-    let (s, t) = closest_parameters(e[0], e[1], f[0], f[1]);
-    let interior = |u: f64| u > 0.0 && u < 1.0;
-    if !(interior(s) && interior(t)) {
-        return None;
-    }
-    let height = (e[0] - f[0]).dot(m.normalize());
-    (height != 0.0).then(|| height.signum())
+        .then(|| m.normalize())
 }
 
 /// Distance between segments `p1–q1` and `p2–q2`.
 pub fn segment_distance(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> f64 {
     let (s, t) = closest_parameters(p1, q1, p2, q2);
     (p1 + (q1 - p1) * s).distance(p2 + (q2 - p2) * t)
-}
-
-/// The ends of edge `e` in `at`. Two loads written out: through `[T; N]::map` the side
-/// test copied each pair of ends through memory.
-fn ends([a, b]: [u32; 2], at: &[DVec3]) -> [DVec3; 2] {
-    [at[a as usize], at[b as usize]]
 }
 
 /// The box edge `e` sweeps over a substep (`x_prev` → `x`), grown by half the contact
@@ -138,10 +109,9 @@ pub fn swept_box(e: [u32; 2], x: &[DVec3], x_prev: &[DVec3], distance: f64) -> (
 
 /// The contact of edges `pair` (indices into `edges`, sharing no particle; their swept boxes
 /// from [`swept_box`] in `boxes`) in the substep `x_prev` → `x`, if there is one: when their
-/// boxes overlap and the side is known (see the module notes). Inlined into the loops over
-/// the near lists, where most pairs end at the box test: a call per pair cost as much as the
-/// test (docs/benchmarks.md).
-#[inline]
+/// boxes overlap and the side is known (see the module notes). One pair at a time; the
+/// solver tests its listed pairs eight at a time ([`super::edge_sides::contacts`]), which
+/// gives the contacts this gives.
 pub fn contact(
     pair: [u32; 2],
     edges: &[[u32; 2]],
@@ -153,23 +123,7 @@ pub fn contact(
     if !boxes_overlap(boxes[i], boxes[j]) {
         return None;
     }
-    sided_contact(pair, edges, x, x_prev)
-}
-
-/// [`contact`] after the box test: the side, if known. Out of line, so that what is inlined
-/// is the box test alone.
-#[inline(never)]
-fn sided_contact(
-    pair: [u32; 2],
-    edges: &[[u32; 2]],
-    x: &[DVec3],
-    x_prev: &[DVec3],
-) -> Option<EdgeContact> {
-    let [i, j] = pair.map(|k| k as usize);
-    let (ei, ej) = (edges[i], edges[j]);
-    let side = interior_side(ends(ei, x_prev), ends(ej, x_prev))
-        .or_else(|| interior_side(ends(ei, x), ends(ej, x)))?;
-    Some(EdgeContact { edges: pair, side })
+    edge_sides::sided_contact(pair, edges, x, x_prev)
 }
 
 /// Projects one contact (see the module notes); `distance` is 2r. Returns whether it

@@ -17,6 +17,7 @@
 
 pub mod bvh;
 pub mod edge_edge;
+pub mod edge_sides;
 pub mod features;
 pub mod intersections;
 pub mod near_lists;

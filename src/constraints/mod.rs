@@ -35,7 +35,7 @@ pub mod shape_matching;
 pub mod tet_volume;
 pub mod volume;
 #[cfg(target_arch = "x86_64")]
-mod x86;
+pub(crate) mod x86;
 
 use glam::DVec3;
 use lanes::{Real, Vec3};

@@ -35,6 +35,7 @@ use super::contact_levels::ContactLevels;
 use super::parallel::share as share_of;
 use crate::collision::bvh::bounds;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
+use crate::collision::edge_sides;
 use crate::collision::near_lists::{
     EdgeSearch, NearListChunks, NearLists, NearRules, Skin, SphereSearch, TriangleSearch,
 };
@@ -414,11 +415,7 @@ impl ParticleContacts {
             }));
         }
         for listed in edges {
-            on_edges.extend(
-                listed.iter().filter_map(|&pair| {
-                    edge_edge::contact(pair, &self.edges, edge_boxes, x, x_prev)
-                }),
-            );
+            edge_sides::contacts(listed, &self.edges, edge_boxes, x, x_prev, &mut on_edges);
         }
         (*triangle_contacts, *edge_contacts) = (on_triangles, on_edges);
     }
