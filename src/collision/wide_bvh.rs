@@ -57,6 +57,9 @@ const EMPTY: u32 = u32::MAX;
 /// Slots a walk may hold at once: a wide level takes two binary levels, a binary tree of
 /// median splits over fewer than 2³¹ items is at most 32 deep, so at most 16 wide levels,
 /// each leaving at most three slots behind on the stack, plus the one being taken.
+/// [`WideBvh::over_boxes`] checks each tree against it once, so that the walk pushes
+/// without a bounds check (1 % of the self-colliding pile's instructions;
+/// docs/benchmarks.md, "Issue 13: the edge side test in lanes").
 const STACK: usize = 3 * 16 + 1;
 
 impl WideNode {
@@ -172,7 +175,10 @@ impl WideBvh {
             leaves: leaf_boxes.len(),
         };
         if !leaf_boxes.is_empty() {
-            tree.collapse(&Bvh::over_boxes(leaf_boxes), 0);
+            let (_, levels) = tree.collapse(&Bvh::over_boxes(leaf_boxes), 0);
+            // What lets the walk push without a bounds check (see `STACK`); median splits
+            // keep any tree over fewer than 2³¹ boxes within it.
+            assert!(3 * levels < STACK, "a wide tree {levels} levels deep");
             tree.nodes.shrink_to_fit(); // about a third as many nodes as boxes, kept for good
         }
         tree.fit(leaf_boxes);
@@ -180,9 +186,9 @@ impl WideBvh {
     }
 
     /// Appends the wide node for binary node `index` and the subtrees below it; returns its
-    /// index. A binary leaf (only at the root, a tree of one box) becomes a node with one
-    /// used slot.
-    fn collapse(&mut self, binary: &Bvh, index: usize) -> u32 {
+    /// index and how many levels of wide nodes it heads (1 with leaves only). A binary leaf
+    /// (only at the root, a tree of one box) becomes a node with one used slot.
+    fn collapse(&mut self, binary: &Bvh, index: usize) -> (u32, usize) {
         let mut slots = match binary.shape(index) {
             Shape::Leaf(_) => vec![index],
             Shape::Inner(children) => children.to_vec(),
@@ -204,15 +210,20 @@ impl WideBvh {
         }
         let at = self.nodes.len();
         self.nodes.push(WideNode::UNUSED);
+        let mut levels = 1;
         for (slot, &below) in slots.iter().enumerate() {
             let child = match binary.shape(below) {
                 Shape::Leaf(item) => LEAF | item,
-                Shape::Inner(_) => self.collapse(binary, below),
+                Shape::Inner(_) => {
+                    let (child, below_levels) = self.collapse(binary, below);
+                    levels = levels.max(below_levels + 1);
+                    child
+                }
             };
             self.nodes[at].child[slot] = child;
             self.nodes[at].last[slot] = binary.last(below);
         }
-        at as u32
+        (at as u32, levels)
     }
 
     /// Sets every box from `leaf_boxes` (leaf k = box k), keeping the tree's shape, when it
@@ -268,14 +279,18 @@ impl WideBvh {
         let mut held = 1;
         while held > 0 {
             held -= 1;
-            let node = &self.nodes[stack[held] as usize];
+            // SAFETY: the stack holds the root and inner slots' children, every one a node
+            // of this tree (`collapse` links only nodes it pushed; `fit` keeps the links).
+            let node = unsafe { self.nodes.get_unchecked(stack[held] as usize) };
             let mut slots = later_slots(node, &query);
             while slots != 0 {
                 let slot = slots.trailing_zeros() as usize;
                 slots &= slots - 1;
                 let child = node.child[slot];
                 if child & LEAF == 0 {
-                    stack[held] = child;
+                    // SAFETY: `over_boxes` checked that a walk of this tree holds at most
+                    // `STACK` slots: three left behind per level above, four pushed here.
+                    unsafe { *stack.get_unchecked_mut(held) = child };
                     held += 1;
                 } else {
                     visit(child & !LEAF);
@@ -518,6 +533,19 @@ mod tests {
             let mut pairs = Vec::new();
             tree.later_overlapping_pairs(0..2, |q| boxes[q as usize], |_, _| true, &mut pairs);
             assert_eq!(pairs == [[0, 1]], found, "gap {gap}");
+        }
+    }
+
+    /// The levels a tree heads grow as half the binary tree's depth: a million boxes take
+    /// 10 of the 16 the walk's stack is made for, and every level count a run can meet
+    /// passes the check in `over_boxes`.
+    #[test]
+    fn wide_levels_are_half_the_binary_depth() {
+        for (count, expected) in [(1, 1), (4, 1), (5, 2), (16, 2), (17, 3), (1 << 20, 10)] {
+            let boxes = wavy_boxes(count, 1);
+            let mut tree = WideBvh::default();
+            let (_, levels) = tree.collapse(&Bvh::over_boxes(&boxes), 0);
+            assert_eq!(levels, expected, "{count} boxes");
         }
     }
 
