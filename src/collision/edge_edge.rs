@@ -41,12 +41,11 @@ pub struct EdgeContact {
 }
 
 /// Parameters `(s, t)` of the closest points of segments `p1–q1` and `p2–q2` (Ericson,
-/// "Real-Time Collision Detection", §5.1.9). Always inlined: its callers (each contact's
-/// projection, the collider feature search) keep their ends in registers (the side test of
-/// the listed pairs, which called it for every pair passing the box test, lost 2.5 % of the
-/// self-colliding pile's instructions to passing them through memory; docs/benchmarks.md,
-/// "Issue 13: the edge side test inlined"). The side test now computes the interior case
-/// itself, eight pairs at a time ([`super::edge_sides`]).
+/// "Real-Time Collision Detection", §5.1.9). Always inlined, so that its callers (each
+/// contact's projection, the collider feature search) keep the ends in registers: passed
+/// through memory they cost 2.5 % of the self-colliding pile's instructions when the side
+/// test called this (docs/benchmarks.md, "Issue 13: the edge side test inlined"). The side
+/// test now has its own copy of the interior case, in lanes ([`super::edge_sides`]).
 #[inline(always)]
 pub fn closest_parameters(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f64, f64) {
     const TINY: f64 = 1e-24;

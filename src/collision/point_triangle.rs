@@ -55,9 +55,8 @@ pub fn swept_box(
 /// The contact of particle `p` with triangle `t` (an index into `triangles`, not holding `p`;
 /// its swept box from [`swept_box`] in `boxes`) in the substep `x_prev` → `x`, if there is
 /// one: when the particle's swept box overlaps the triangle's and its side is known (see the
-/// module notes). `distance` is 2r. Inlined like [`super::edge_edge::contact`]: most listed
-/// pairs end at the box test.
-#[inline]
+/// module notes). `distance` is 2r. One pair at a time; the solver tests its sorted lists
+/// with [`contacts`], which gives the contacts this gives.
 pub fn contact(
     [p, t]: [u32; 2],
     triangles: &[[u32; 3]],
@@ -71,6 +70,34 @@ pub fn contact(
         return None;
     }
     sided_contact([p, t], triangles, x, x_prev, distance)
+}
+
+/// Appends the contacts of `listed` (`[particle, triangle]` pairs, sorted) to `out`, in
+/// their order: [`contact`] of each, with each particle's swept box computed once for the
+/// run of pairs it heads (the sorted lists hold about four pairs per particle).
+pub fn contacts(
+    listed: &[[u32; 2]],
+    triangles: &[[u32; 3]],
+    boxes: &[(DVec3, DVec3)],
+    x: &[DVec3],
+    x_prev: &[DVec3],
+    distance: f64,
+    out: &mut Vec<TriangleContact>,
+) {
+    let mut particle = None;
+    for &[p, t] in listed {
+        let swept = match particle {
+            Some((q, swept)) if q == p => swept,
+            _ => {
+                let swept = bounds([x_prev[p as usize], x[p as usize]], 0.0);
+                particle = Some((p, swept));
+                swept
+            }
+        };
+        if boxes_overlap(swept, boxes[t as usize]) {
+            out.extend(sided_contact([p, t], triangles, x, x_prev, distance));
+        }
+    }
 }
 
 /// [`contact`] after the box test: the side, if known. Out of line, so that what is inlined
@@ -166,6 +193,40 @@ mod tests {
             .filter(|p| !triangles[0].contains(p))
             .filter_map(|p| contact([p, 0], triangles, &boxes, x, x_prev, 0.02))
             .collect()
+    }
+
+    /// The pass over sorted lists finds, in order, what one pair at a time finds: runs of
+    /// pairs sharing a particle, each particle's box reused along its run only.
+    #[test]
+    fn contacts_of_sorted_lists_are_those_of_each_pair() {
+        let mut x_prev = vec![DVec3::ZERO, DVec3::X, DVec3::Y, DVec3::new(1.0, 1.0, 0.0)];
+        let triangles = [[0, 1, 2], [1, 3, 2]];
+        for k in 0..36 {
+            let (u, v) = (f64::from(k % 6) / 5.0, f64::from(k / 6) / 5.0);
+            // Every fourth far above the triangles: over them, but their boxes miss.
+            let z = if k % 4 == 3 {
+                0.5
+            } else {
+                0.004 * f64::from(k % 3) - 0.004
+            };
+            x_prev.push(DVec3::new(u, v, z));
+        }
+        let x: Vec<DVec3> = (x_prev.iter().enumerate())
+            .map(|(k, &p)| p + DVec3::new(0.0, 0.0, if k % 2 == 0 { 0.006 } else { -0.002 }))
+            .collect();
+        let boxes = triangles.map(|t| swept_box(t, &x, &x_prev, 0.01));
+        let listed: Vec<[u32; 2]> = (4..x.len() as u32).flat_map(|p| [[p, 0], [p, 1]]).collect();
+        let one_at_a_time: Vec<TriangleContact> = (listed.iter())
+            .filter_map(|&pair| contact(pair, &triangles, &boxes, &x, &x_prev, 0.01))
+            .collect();
+        let mut found = Vec::new();
+        contacts(&listed, &triangles, &boxes, &x, &x_prev, 0.01, &mut found);
+        assert_eq!(found, one_at_a_time);
+        assert!(
+            found.len() > 10,
+            "{} contacts: too few to test anything",
+            found.len()
+        );
     }
 
     #[test]

@@ -279,12 +279,17 @@ impl WideBvh {
         let mut held = 1;
         while held > 0 {
             held -= 1;
-            // SAFETY: the stack holds the root and inner slots' children, every one a node
-            // of this tree (`collapse` links only nodes it pushed; `fit` keeps the links).
-            let node = unsafe { self.nodes.get_unchecked(stack[held] as usize) };
+            // SAFETY: `held` is below the most slots the push below left, within `STACK`;
+            // the stack holds the root and inner slots' children, every one a node of this
+            // tree (`collapse` links only nodes it pushed; `fit` keeps the links).
+            let node = unsafe {
+                self.nodes
+                    .get_unchecked(*stack.get_unchecked(held) as usize)
+            };
             let mut slots = later_slots(node, &query);
             while slots != 0 {
-                let slot = slots.trailing_zeros() as usize;
+                // One of four slots: `& 3` tells the compiler so, and drops a bounds check.
+                let slot = slots.trailing_zeros() as usize & 3;
                 slots &= slots - 1;
                 let child = node.child[slot];
                 if child & LEAF == 0 {

@@ -410,9 +410,16 @@ impl ParticleContacts {
         on_triangles.clear();
         on_edges.clear();
         for listed in point_triangle {
-            on_triangles.extend(listed.iter().filter_map(|&pair| {
-                point_triangle::contact(pair, &self.triangles, triangle_boxes, x, x_prev, distance)
-            }));
+            let (triangles, boxes) = (&self.triangles, triangle_boxes);
+            point_triangle::contacts(
+                listed,
+                triangles,
+                boxes,
+                x,
+                x_prev,
+                distance,
+                &mut on_triangles,
+            );
         }
         for listed in edges {
             edge_sides::contacts(listed, &self.edges, edge_boxes, x, x_prev, &mut on_edges);
