@@ -28,27 +28,26 @@ use glam::DVec3;
 /// Below this squared length an edge counts as a point ([`super::edge_edge::closest_parameters`]).
 const TINY: f64 = 1e-24;
 
-/// Where the side of edge `c–d` that edge `a–b` is on (the sign of `(p − q) · m̂`, see
+/// Where the side of edge `p2–q2` that edge `p1–q1` is on (the sign of `(p − q) · m̂`, see
 /// [`super::edge_edge`]) is known: their closest points are inside both, they are not nearly
-/// parallel and they do not touch; and that side (±1; NaN where a coordinate is).
+/// parallel and they do not touch; and that side (±1; NaN where a coordinate is). The names
+/// are those of [`super::edge_edge::closest_parameters`] (Ericson's).
 #[inline(always)]
-fn interior_side<S: Real>([a, b, c, d]: [Vec3<S>; 4]) -> (S::Mask, S) {
-    let (d1, d2, r) = (b - a, d - c, a - c);
+fn interior_side<S: Real>([p1, q1, p2, q2]: [Vec3<S>; 4]) -> (S::Mask, S) {
+    let (d1, d2, r) = (q1 - p1, q2 - p2, p1 - p2);
     let m = d1.cross(d2);
-    let (aa, ee) = (d1.length_squared(), d2.length_squared());
-    let not_parallel = m
-        .length_squared()
-        .gt(S::splat(MIN_SINE * MIN_SINE) * aa * ee);
+    let (a, e) = (d1.length_squared(), d2.length_squared());
+    let not_parallel = m.length_squared().gt(S::splat(MIN_SINE * MIN_SINE) * a * e);
     let (f, c, b) = (d2.dot(r), d1.dot(r), d1.dot(d2));
-    let denominator = aa * ee - b * b;
-    let s = (b * f - c * ee) / denominator;
-    let t = (b * s + f) / ee;
+    let denominator = a * e - b * b;
+    let s = (b * f - c * e) / denominator;
+    let t = (b * s + f) / e;
     let (zero, one) = (S::splat(0.0), S::splat(1.0));
     // No closures here: a closure does not inherit the `#[target_feature]` of the function
     // it is inlined into, and its vector operations become calls.
     let known = not_parallel
-        & aa.gt(S::splat(TINY))
-        & ee.gt(S::splat(TINY))
+        & a.gt(S::splat(TINY))
+        & e.gt(S::splat(TINY))
         & denominator.gt(zero)
         & (s.gt(zero) & s.lt(one))
         & (t.gt(zero) & t.lt(one));
