@@ -58,7 +58,7 @@ pub fn swept_bounds<const N: usize>(
 /// Whether two closed boxes `(min, max)` share a point: the one test every box search here
 /// uses, so a candidate kept in a list and re-tested later gets exactly the same answer.
 pub fn boxes_overlap(a: (DVec3, DVec3), b: (DVec3, DVec3)) -> bool {
-    !(b.0.cmpgt(a.1).any() || b.1.cmplt(a.0).any())
+    !(b.0.cmpgt(a.1) | b.1.cmplt(a.0)).any()
 }
 
 /// Bounding box of `points` grown by `margin` (the boxes trees are built over and queried with).
