@@ -40,6 +40,10 @@ pub struct EdgeContact {
     pub side: f64,
 }
 
+/// Below this squared length a segment counts as a point ([`closest_parameters`], and the
+/// side test's copy of its interior case in [`super::edge_sides`]).
+pub(super) const TINY: f64 = 1e-24;
+
 /// Parameters `(s, t)` of the closest points of segments `p1–q1` and `p2–q2` (Ericson,
 /// "Real-Time Collision Detection", §5.1.9). Always inlined, so that its callers (each
 /// contact's projection, the collider feature search) keep the ends in registers: passed
@@ -48,7 +52,6 @@ pub struct EdgeContact {
 /// test now has its own copy of the interior case, in lanes ([`super::edge_sides`]).
 #[inline(always)]
 pub fn closest_parameters(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f64, f64) {
-    const TINY: f64 = 1e-24;
     let (d1, d2, r) = (q1 - p1, q2 - p2, p1 - p2);
     let (a, e, f) = (d1.dot(d1), d2.dot(d2), d2.dot(r));
     if a <= TINY && e <= TINY {

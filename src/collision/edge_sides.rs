@@ -19,14 +19,11 @@
 //! function below).
 
 use super::bvh::boxes_overlap;
-use super::edge_edge::{EdgeContact, MIN_SINE};
+use super::edge_edge::{EdgeContact, MIN_SINE, TINY};
 use crate::constraints::batch::SimdPath;
 use crate::constraints::lane_io::{ParticleLanes, Portable, Scalar};
 use crate::constraints::lanes::{F64s, Real, Vec3, LANES};
 use glam::DVec3;
-
-/// Below this squared length an edge counts as a point ([`super::edge_edge::closest_parameters`]).
-const TINY: f64 = 1e-24;
 
 /// Where the side of edge `p2–q2` that edge `p1–q1` is on (the sign of `(p − q) · m̂`, see
 /// [`super::edge_edge`]) is known: their closest points are inside both, they are not nearly
