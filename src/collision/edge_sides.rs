@@ -20,9 +20,9 @@
 
 use super::bvh::boxes_overlap;
 use super::edge_edge::{EdgeContact, MIN_SINE, TINY};
-use crate::constraints::batch::SimdPath;
-use crate::constraints::lane_io::{ParticleLanes, Portable, Scalar};
-use crate::constraints::lanes::{F64s, Real, Vec3, LANES};
+use crate::constraints::batch::{lane_passes, SimdPath};
+use crate::constraints::lane_io::{ParticleLanes, Scalar};
+use crate::constraints::lanes::{Real, Vec3, LANES};
 use glam::DVec3;
 
 /// Where the side of edge `p2–q2` that edge `p1–q1` is on (the sign of `(p − q) · m̂`, see
@@ -74,12 +74,14 @@ unsafe fn sides<S: Real, IO: ParticleLanes<S>>(
     (before | now, S::select(before, side_before, side_now))
 }
 
-/// The four ends of the lanes' pairs in `positions`.
+/// The four particles of each lane in `positions`: an edge pair's ends, or a particle and a
+/// triangle's corners. Written out: through `[T; N]::map`'s closure the gathers lose the
+/// `#[target_feature]` of the function around them and become calls.
 ///
 /// # Safety
 /// Every particle of `ends` is in bounds of `positions`.
 #[inline(always)]
-unsafe fn gather_ends<S: Real, IO: ParticleLanes<S>>(
+pub(super) unsafe fn gather_ends<S: Real, IO: ParticleLanes<S>>(
     ends: &[[u32; LANES]; 4],
     positions: &[DVec3],
 ) -> [Vec3<S>; 4] {
@@ -124,86 +126,30 @@ pub fn contacts(
     contacts_on(SimdPath::chosen(), listed, edges, boxes, x, x_prev, out);
 }
 
-/// [`contacts`] on `path`.
-///
-/// # Panics
-/// If `path` is not one of [`SimdPath::available`], or a pair or particle is out of bounds.
-pub fn contacts_on(
-    path: SimdPath,
-    listed: &[[u32; 2]],
-    edges: &[[u32; 2]],
-    boxes: &[(DVec3, DVec3)],
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    out: &mut Vec<EdgeContact>,
-) {
-    match path {
-        #[cfg(target_arch = "x86_64")]
-        SimdPath::Avx512 => {
-            use std::arch::is_x86_feature_detected as has;
-            assert!(has!("avx512f") && has!("avx512dq") && has!("avx2"));
-            // SAFETY: the CPU has AVX-512 F and DQ, and AVX2 (checked just above).
-            unsafe { contacts_avx512(listed, edges, boxes, x, x_prev, out) }
-        }
-        #[cfg(target_arch = "x86_64")]
-        SimdPath::Avx2 => {
-            assert!(std::arch::is_x86_feature_detected!("avx2"));
-            // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { contacts_avx2(listed, edges, boxes, x, x_prev, out) }
-        }
-        SimdPath::Portable => contacts_with::<F64s, Portable>(listed, edges, boxes, x, x_prev, out),
-        #[cfg(not(target_arch = "x86_64"))]
-        _ => panic!("{} is not a path of this CPU", path.name()),
-    }
+lane_passes! {
+    /// [`contacts`] on `path`; also panics if a pair or particle is out of bounds.
+    pub fn contacts_on / contacts_avx2 / contacts_avx512 = contacts_with(
+        listed: &[[u32; 2]],
+        edges: &[[u32; 2]],
+        boxes: &[(DVec3, DVec3)],
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        out: &mut Vec<EdgeContact>,
+    )
 }
 
-/// Whether every particle of `ends` is in bounds of `x` and `x_prev`: checked once per
-/// batch, before its gathers, which do not check.
+/// Whether every particle of `particles` (four per lane: an edge pair's ends, or a particle
+/// and a triangle's corners) is in bounds of `x` and `x_prev`: checked once per batch,
+/// before its gathers, which do not check.
 #[inline(always)]
-fn in_bounds(ends: &[[u32; LANES]; 4], x: &[DVec3], x_prev: &[DVec3]) -> bool {
+pub(super) fn in_bounds(particles: &[[u32; LANES]; 4], x: &[DVec3], x_prev: &[DVec3]) -> bool {
     let mut largest = 0;
-    for lanes in ends {
+    for lanes in particles {
         for &p in lanes {
             largest = largest.max(p);
         }
     }
     (largest as usize) < x.len().min(x_prev.len())
-}
-
-/// [`contacts`] in AVX2 registers.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2")]
-unsafe fn contacts_avx2(
-    listed: &[[u32; 2]],
-    edges: &[[u32; 2]],
-    boxes: &[(DVec3, DVec3)],
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    out: &mut Vec<EdgeContact>,
-) {
-    use crate::constraints::x86::avx2::{Avx2, F64x8};
-    contacts_with::<F64x8, Avx2>(listed, edges, boxes, x, x_prev, out)
-}
-
-/// [`contacts`] in AVX-512 registers.
-///
-/// # Safety
-/// The CPU must have AVX-512 F and DQ, and AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2,avx512f,avx512dq")]
-unsafe fn contacts_avx512(
-    listed: &[[u32; 2]],
-    edges: &[[u32; 2]],
-    boxes: &[(DVec3, DVec3)],
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    out: &mut Vec<EdgeContact>,
-) {
-    use crate::constraints::x86::avx512::{Avx512, F64x8};
-    contacts_with::<F64x8, Avx512>(listed, edges, boxes, x, x_prev, out)
 }
 
 /// [`contacts`] in lanes of `S`: the box test pair by pair, and the pairs that pass it

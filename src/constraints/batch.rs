@@ -93,6 +93,68 @@ impl SimdPath {
     }
 }
 
+/// Defines `fn $on(path, args…)`, which runs the generic pass `$with::<S, IO>(args…)` in
+/// the lanes of `path`, and its `#[target_feature]` entry points `$avx2` and `$avx512`
+/// (x86-64), as [`project_batches_on`] does for the constraint kinds: for the passes over
+/// lists that are not constraint kinds (the side tests of [`crate::collision`]). Each user
+/// keeps its own entry points, so that profiles name them (`edge_sides::contacts_avx2`).
+macro_rules! lane_passes {
+    ($(#[$meta:meta])* $vis:vis fn $on:ident / $avx2:ident / $avx512:ident
+        = $with:ident($($arg:ident: $ty:ty),* $(,)?)) => {
+        $(#[$meta])*
+        ///
+        /// # Panics
+        /// If `path` is not one of [`SimdPath::available`](crate::constraints::batch::SimdPath::available).
+        $vis fn $on(path: $crate::constraints::batch::SimdPath, $($arg: $ty),*) {
+            use $crate::constraints::batch::SimdPath;
+            match path {
+                #[cfg(target_arch = "x86_64")]
+                SimdPath::Avx512 => {
+                    use std::arch::is_x86_feature_detected as has;
+                    assert!(has!("avx512f") && has!("avx512dq") && has!("avx2"));
+                    // SAFETY: the CPU has AVX-512 F and DQ, and AVX2 (checked just above).
+                    unsafe { $avx512($($arg),*) }
+                }
+                #[cfg(target_arch = "x86_64")]
+                SimdPath::Avx2 => {
+                    assert!(std::arch::is_x86_feature_detected!("avx2"));
+                    // SAFETY: the CPU has AVX2 (checked just above).
+                    unsafe { $avx2($($arg),*) }
+                }
+                SimdPath::Portable => $with::<
+                    $crate::constraints::lanes::F64s,
+                    $crate::constraints::lane_io::Portable,
+                >($($arg),*),
+                #[cfg(not(target_arch = "x86_64"))]
+                _ => panic!("{} is not a path of this CPU", path.name()),
+            }
+        }
+
+        /// The pass in AVX2 registers.
+        ///
+        /// # Safety
+        /// The CPU must have AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx,avx2")]
+        unsafe fn $avx2($($arg: $ty),*) {
+            use $crate::constraints::x86::avx2::{Avx2, F64x8};
+            $with::<F64x8, Avx2>($($arg),*)
+        }
+
+        /// The pass in AVX-512 registers.
+        ///
+        /// # Safety
+        /// The CPU must have AVX-512 F and DQ, and AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx,avx2,avx512f,avx512dq")]
+        unsafe fn $avx512($($arg: $ty),*) {
+            use $crate::constraints::x86::avx512::{Avx512, F64x8};
+            $with::<F64x8, Avx512>($($arg),*)
+        }
+    };
+}
+pub(crate) use lane_passes;
+
 /// Projects `items`, a colour's share whose constraints share no moving particle, one batch
 /// of [`LANES`] after another, with their multipliers `lambda` and the Δλ coefficients
 /// `terms` of every material ([`super::Materials::terms`], indexed by the items' ids), on
