@@ -29,6 +29,7 @@ pub mod rest_close;
 pub mod spatial_hash;
 pub mod stencil;
 pub mod tessellate;
+pub mod triangle_sides;
 pub mod wide_bvh;
 
 use crate::animation::{Animation, Pose};

@@ -24,8 +24,13 @@
 use super::bvh::closest_on_triangle;
 use super::bvh::{bounds, boxes_overlap, swept_bounds};
 use super::stencil::{Mobility, Stencil};
+use super::triangle_sides;
 use crate::constraints::Positions;
 use glam::DVec3;
+
+/// The smallest `|n|²` (`n = (b − a) × (c − a)`, twice the area) of a triangle that has a
+/// side: below it the normal is rounding.
+pub const MIN_NORMAL_SQUARED: f64 = 1e-30;
 
 /// A particle near a triangle, and the side of the triangle it belongs on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,7 +61,8 @@ pub fn swept_box(
 /// its swept box from [`swept_box`] in `boxes`) in the substep `x_prev` → `x`, if there is
 /// one: when the particle's swept box overlaps the triangle's and its side is known (see the
 /// module notes). `distance` is 2r. One pair at a time; the solver tests its sorted lists
-/// with [`contacts`], which gives the contacts this gives.
+/// with [`triangle_sides::contacts`], eight pairs at a time, which gives the contacts this
+/// gives.
 pub fn contact(
     [p, t]: [u32; 2],
     triangles: &[[u32; 3]],
@@ -69,73 +75,12 @@ pub fn contact(
     if !boxes_overlap(bounds([p0, p1], 0.0), boxes[t as usize]) {
         return None;
     }
-    sided_contact([p, t], triangles, x, x_prev, distance)
-}
-
-/// Appends the contacts of `listed` (`[particle, triangle]` pairs, sorted) to `out`, in
-/// their order: [`contact`] of each, with each particle's swept box computed once for the
-/// run of pairs it heads (the sorted lists hold about four pairs per particle).
-pub fn contacts(
-    listed: &[[u32; 2]],
-    triangles: &[[u32; 3]],
-    boxes: &[(DVec3, DVec3)],
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    distance: f64,
-    out: &mut Vec<TriangleContact>,
-) {
-    let mut particle = None;
-    for &[p, t] in listed {
-        let swept = match particle {
-            Some((q, swept)) if q == p => swept,
-            _ => {
-                let swept = bounds([x_prev[p as usize], x[p as usize]], 0.0);
-                particle = Some((p, swept));
-                swept
-            }
-        };
-        if boxes_overlap(swept, boxes[t as usize]) {
-            out.extend(sided_contact([p, t], triangles, x, x_prev, distance));
-        }
-    }
-}
-
-/// [`contact`] after the box test: the side, if known. Out of line, so that what is inlined
-/// is the box test alone.
-#[inline(never)]
-fn sided_contact(
-    [p, t]: [u32; 2],
-    triangles: &[[u32; 3]],
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    distance: f64,
-) -> Option<TriangleContact> {
-    let (p1, p0) = (x[p as usize], x_prev[p as usize]);
-    // Three loads written out: through `[T; N]::map` the corners went through memory.
-    let [a, b, c] = triangles[t as usize].map(|k| k as usize);
-    let corners = |at: &[DVec3]| [at[a], at[b], at[c]];
-    let side = side_over(corners(x_prev), p0, 2.0 * distance)
-        .or_else(|| side_over(corners(x), p1, 0.0))?;
-    Some(TriangleContact {
-        particle: p,
-        triangle: t,
-        side,
-    })
-}
-
-/// The side of triangle `abc` that `p` is on (`+1` along `(b − a) × (c − a)`), when `p`
-/// projects inside the triangle or comes within `reach` of it, and is not in its plane.
-fn side_over(abc: [DVec3; 3], p: DVec3, reach: f64) -> Option<f64> {
-    let normal = (abc[1] - abc[0]).cross(abc[2] - abc[0]);
-    let height = normal.dot(p - abc[0]);
-    let over = plane_weights(p, abc, normal).iter().all(|&w| w >= 0.0)
-        || distance_to_triangle(p, abc) <= reach;
-    (over && height != 0.0 && normal.length_squared() >= 1e-30).then(|| height.signum())
+    triangle_sides::sided_contact([p, t], triangles, x, x_prev, distance)
 }
 
 /// Barycentric weights of the projection of `p` onto the plane of `abc` (unnormalised
 /// normal `n`).
-fn plane_weights(p: DVec3, [a, b, c]: [DVec3; 3], n: DVec3) -> [f64; 3] {
+pub(super) fn plane_weights(p: DVec3, [a, b, c]: [DVec3; 3], n: DVec3) -> [f64; 3] {
     let area = n.length_squared();
     let wb = (p - a).cross(c - a).dot(n) / area;
     let wc = (b - a).cross(p - a).dot(n) / area;
@@ -157,7 +102,7 @@ pub fn resolve_triangle_contact<P: Positions + ?Sized>(
     let [a, b, c] = triangles[contact.triangle as usize].map(|k| k as usize);
     let abc = [a, b, c].map(|k| x.position(k));
     let normal = (abc[1] - abc[0]).cross(abc[2] - abc[0]);
-    if normal.length_squared() < 1e-30 {
+    if normal.length_squared() < MIN_NORMAL_SQUARED {
         return false;
     }
     let weights = plane_weights(x.position(p), abc, normal);
@@ -220,7 +165,7 @@ mod tests {
             .filter_map(|&pair| contact(pair, &triangles, &boxes, &x, &x_prev, 0.01))
             .collect();
         let mut found = Vec::new();
-        contacts(&listed, &triangles, &boxes, &x, &x_prev, 0.01, &mut found);
+        triangle_sides::contacts(&listed, &triangles, &boxes, &x, &x_prev, 0.01, &mut found);
         assert_eq!(found, one_at_a_time);
         assert!(
             found.len() > 10,

@@ -45,6 +45,7 @@ use crate::collision::point_triangle::{
 };
 use crate::collision::rest_close::RestClose;
 use crate::collision::stencil::Mobility;
+use crate::collision::triangle_sides;
 use crate::constraints::Positions;
 use crate::model::Model;
 use glam::DVec3;
@@ -411,7 +412,7 @@ impl ParticleContacts {
         on_edges.clear();
         for listed in point_triangle {
             let (triangles, boxes) = (&self.triangles, triangle_boxes);
-            point_triangle::contacts(
+            triangle_sides::contacts(
                 listed,
                 triangles,
                 boxes,
