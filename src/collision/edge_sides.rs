@@ -1,7 +1,7 @@
 //! The side test of edge pairs ([`super::edge_edge`]) written once over [`Real`] and run two
 //! ways: for one pair in `f64`, and for the listed pairs of a substep eight at a time, in the
 //! lanes of the constraint kernels ([`crate::constraints::lanes`], on
-//! [`SimdPath::chosen`]).
+//! [`SimdPath::chosen`](crate::constraints::batch::SimdPath::chosen)).
 //!
 //! On the self-colliding pile about 4.3 M edge pairs pass the box test over the run, and the
 //! side test at the substep's start and, for most, at its end rejected all but 0.32 M of them:
@@ -20,7 +20,7 @@
 
 use super::bvh::boxes_overlap;
 use super::edge_edge::{EdgeContact, MIN_SINE, TINY};
-use crate::constraints::batch::{lane_passes, SimdPath};
+use crate::constraints::batch::lane_passes;
 use crate::constraints::lane_io::{ParticleLanes, Scalar};
 use crate::constraints::lanes::{Real, Vec3, LANES};
 use glam::DVec3;
@@ -112,30 +112,20 @@ pub fn sided_contact(
     known.then_some(EdgeContact { edges: pair, side })
 }
 
-/// Appends the contacts of `listed` (pairs of indices into `edges`, their swept boxes in
-/// `boxes`) to `out`, in their order: the pairs whose boxes overlap and whose side is known,
-/// as [`sided_contact`] gives them one at a time.
-pub fn contacts(
-    listed: &[[u32; 2]],
-    edges: &[[u32; 2]],
-    boxes: &[(DVec3, DVec3)],
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    out: &mut Vec<EdgeContact>,
-) {
-    contacts_on(SimdPath::chosen(), listed, edges, boxes, x, x_prev, out);
-}
-
 lane_passes! {
-    /// [`contacts`] on `path`; also panics if a pair or particle is out of bounds.
-    pub fn contacts_on / contacts_avx2 / contacts_avx512 = contacts_with(
+    /// Appends the contacts of `listed` (pairs of indices into `edges`, their swept boxes in
+    /// `boxes`) to `out`, in their order: the pairs whose boxes overlap and whose side is
+    /// known, as [`sided_contact`] gives them one at a time.
+    pub fn contacts(
         listed: &[[u32; 2]],
         edges: &[[u32; 2]],
         boxes: &[(DVec3, DVec3)],
         x: &[DVec3],
         x_prev: &[DVec3],
         out: &mut Vec<EdgeContact>,
-    )
+    );
+    /// [`contacts`] on `path`; also panics if a pair or particle is out of bounds.
+    fn contacts_on / contacts_avx2 / contacts_avx512 = contacts_with;
 }
 
 /// Whether every particle of `particles` (four per lane: an edge pair's ends, or a particle
@@ -150,6 +140,20 @@ pub(super) fn in_bounds(particles: &[[u32; LANES]; 4], x: &[DVec3], x_prev: &[DV
         }
     }
     (largest as usize) < x.len().min(x_prev.len())
+}
+
+/// The lanes whose bit is set in `known` among the first `held`, ascending: the pairs of a
+/// batch that have a side (a short batch's lanes past `held` repeat its first pair).
+#[inline(always)]
+pub(super) fn known_lanes(known: u32, held: usize) -> impl Iterator<Item = usize> {
+    let mut bits = known & ((1 << held) - 1);
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let l = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            l
+        })
+    })
 }
 
 /// [`contacts`] in lanes of `S`: the box test pair by pair, and the pairs that pass it
@@ -204,10 +208,7 @@ fn push_sided<S: Real, IO: ParticleLanes<S>>(
     assert!(in_bounds(&ends, x, x_prev), "edge pairs {batch:?}");
     // SAFETY: every particle was checked just above.
     let (known, side) = unsafe { sides::<S, IO>(&ends, x, x_prev) };
-    let mut known = S::mask_bits(known) & ((1 << held) - 1);
-    while known != 0 {
-        let l = known.trailing_zeros() as usize;
-        known &= known - 1;
+    for l in known_lanes(S::mask_bits(known), held) {
         out.push(EdgeContact {
             edges: batch[l],
             side: side.lane(l),
@@ -219,6 +220,8 @@ fn push_sided<S: Real, IO: ParticleLanes<S>>(
 mod tests {
     use super::super::edge_edge::{closest_parameters, swept_box};
     use super::*;
+    use crate::collision::test_numbers::Numbers;
+    use crate::constraints::batch::SimdPath;
 
     /// The side as the module notes of [`super::super::edge_edge`] define it, from the full
     /// closest-point function: what the lanes' shortcut must give bit for bit.
@@ -238,17 +241,6 @@ mod tests {
         }
         let height = (e[0] - f[0]).dot(m.normalize());
         (height != 0.0).then(|| height.signum())
-    }
-
-    /// A small deterministic generator (xorshift), so the test needs no crate.
-    struct Numbers(u64);
-    impl Numbers {
-        fn next(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
     }
 
     /// Positions of 4 particles per pair: random, or built to hit the cases the branches of

@@ -523,6 +523,22 @@ pub fn resolve_contact(
     Some((normal, surface))
 }
 
+/// Numbers for tests that need many varied inputs without a crate.
+#[cfg(test)]
+pub(crate) mod test_numbers {
+    /// A small deterministic generator (xorshift) of numbers in [0, 1).
+    pub struct Numbers(pub u64);
+
+    impl Numbers {
+        pub fn next(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

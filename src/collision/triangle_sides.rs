@@ -1,7 +1,7 @@
 //! The side test of point–triangle pairs ([`super::point_triangle`]) written once over
 //! [`Real`] and run two ways, as [`super::edge_sides`] runs the edge pairs': for one pair in
 //! `f64`, and for the listed pairs of a substep eight at a time, in the lanes of the
-//! constraint kernels ([`crate::constraints::lanes`], on [`SimdPath::chosen`]).
+//! constraint kernels ([`crate::constraints::lanes`], on [`SimdPath::chosen`](crate::constraints::batch::SimdPath::chosen)).
 //!
 //! On the self-colliding pile about 0.8 M point–triangle pairs pass the box test over the
 //! run and 0.08 M of them become contacts: one pair at a time, the side test at the
@@ -20,9 +20,9 @@
 //! [`closest_on_triangle`]: super::bvh::closest_on_triangle
 
 use super::bvh::{bounds, boxes_overlap};
-use super::edge_sides::{gather_ends, in_bounds};
+use super::edge_sides::{gather_ends, in_bounds, known_lanes};
 use super::point_triangle::{TriangleContact, MIN_NORMAL_SQUARED};
-use crate::constraints::batch::{lane_passes, SimdPath};
+use crate::constraints::batch::lane_passes;
 use crate::constraints::lane_io::{ParticleLanes, Scalar};
 use crate::constraints::lanes::{Real, Vec3, LANES};
 use glam::DVec3;
@@ -144,35 +144,12 @@ pub fn sided_contact(
     })
 }
 
-/// Appends the contacts of `listed` (`[particle, triangle]` pairs, sorted; the triangles'
-/// swept boxes in `boxes`) to `out`, in their order: the pairs whose boxes overlap and whose
-/// side is known, as [`super::point_triangle::contact`] gives them one at a time.
-pub fn contacts(
-    listed: &[[u32; 2]],
-    triangles: &[[u32; 3]],
-    boxes: &[(DVec3, DVec3)],
-    x: &[DVec3],
-    x_prev: &[DVec3],
-    distance: f64,
-    out: &mut Vec<TriangleContact>,
-) {
-    contacts_on(
-        SimdPath::chosen(),
-        listed,
-        triangles,
-        boxes,
-        x,
-        x_prev,
-        distance,
-        out,
-    );
-}
-
 lane_passes! {
-    /// [`contacts`] on `path`; also panics if a pair or particle is out of bounds.
-    // The path and the seven of `contacts`, which the solver passes as it holds them.
-    #[allow(clippy::too_many_arguments)]
-    pub fn contacts_on / contacts_avx2 / contacts_avx512 = contacts_with(
+    /// Appends the contacts of `listed` (`[particle, triangle]` pairs, sorted; the
+    /// triangles' swept boxes in `boxes`) to `out`, in their order: the pairs whose boxes
+    /// overlap and whose side is known, as [`super::point_triangle::contact`] gives them one
+    /// at a time.
+    pub fn contacts(
         listed: &[[u32; 2]],
         triangles: &[[u32; 3]],
         boxes: &[(DVec3, DVec3)],
@@ -180,7 +157,11 @@ lane_passes! {
         x_prev: &[DVec3],
         distance: f64,
         out: &mut Vec<TriangleContact>,
-    )
+    );
+    /// [`contacts`] on `path`; also panics if a pair or particle is out of bounds.
+    // The path and the seven of `contacts`, which the solver passes as it holds them.
+    #[allow(clippy::too_many_arguments)]
+    fn contacts_on / contacts_avx2 / contacts_avx512 = contacts_with;
 }
 
 /// [`contacts`] in lanes of `S`: the box test pair by pair, with each particle's swept box
@@ -256,10 +237,7 @@ fn push_sided<S: Real, IO: ParticleLanes<S>>(
     );
     // SAFETY: every particle was checked just above.
     let (known, side) = unsafe { sides::<S, IO>(&particles, x, x_prev, distance) };
-    let mut known = S::mask_bits(known) & ((1 << held) - 1);
-    while known != 0 {
-        let l = known.trailing_zeros() as usize;
-        known &= known - 1;
+    for l in known_lanes(S::mask_bits(known), held) {
         out.push(TriangleContact {
             particle: batch[l][0],
             triangle: batch[l][1],
@@ -273,6 +251,8 @@ mod tests {
     use super::super::bvh::closest_on_triangle;
     use super::super::point_triangle::{contact, plane_weights, swept_box};
     use super::*;
+    use crate::collision::test_numbers::Numbers;
+    use crate::constraints::batch::SimdPath;
 
     /// The side as the scalar test took it before the lanes (`side_over` of
     /// [`super::super::point_triangle`], one branch per region): what the lanes must give
@@ -284,17 +264,6 @@ mod tests {
         let close = closest_on_triangle(p, abc[0], abc[1], abc[2]).0.distance(p) <= reach;
         ((inside || close) && height != 0.0 && normal.length_squared() >= 1e-30)
             .then(|| height.signum())
-    }
-
-    /// A small deterministic generator (xorshift), so the test needs no crate.
-    struct Numbers(u64);
-    impl Numbers {
-        fn next(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
     }
 
     /// Positions of 4 particles per pair (the particle, then the corners): random, or built

@@ -93,15 +93,21 @@ impl SimdPath {
     }
 }
 
-/// Defines `fn $on(path, args…)`, which runs the generic pass `$with::<S, IO>(args…)` in
-/// the lanes of `path`, and its `#[target_feature]` entry points `$avx2` and `$avx512`
-/// (x86-64), as [`project_batches_on`] does for the constraint kinds: for the passes over
-/// lists that are not constraint kinds (the side tests of [`crate::collision`]). Each user
-/// keeps its own entry points, so that profiles name them (`edge_sides::contacts_avx2`).
+/// Defines `fn $chosen(args…)`, which runs the generic pass `$with::<S, IO>(args…)` on
+/// [`SimdPath::chosen`], `fn $on(path, args…)`, which runs it on `path`, and their
+/// `#[target_feature]` entry points `$avx2` and `$avx512` (x86-64), as [`project_batches`]
+/// and [`project_batches_on`] do for the constraint kinds: for the passes over lists that
+/// are not constraint kinds (the side tests of [`crate::collision`]). Each user keeps its
+/// own entry points, so that profiles name them (`edge_sides::contacts_avx2`).
 macro_rules! lane_passes {
-    ($(#[$meta:meta])* $vis:vis fn $on:ident / $avx2:ident / $avx512:ident
-        = $with:ident($($arg:ident: $ty:ty),* $(,)?)) => {
-        $(#[$meta])*
+    ($(#[$chosen_meta:meta])* $vis:vis fn $chosen:ident($($arg:ident: $ty:ty),* $(,)?);
+     $(#[$on_meta:meta])* fn $on:ident / $avx2:ident / $avx512:ident = $with:ident;) => {
+        $(#[$chosen_meta])*
+        $vis fn $chosen($($arg: $ty),*) {
+            $on($crate::constraints::batch::SimdPath::chosen(), $($arg),*)
+        }
+
+        $(#[$on_meta])*
         ///
         /// # Panics
         /// If `path` is not one of [`SimdPath::available`](crate::constraints::batch::SimdPath::available).
