@@ -105,6 +105,26 @@ fn triangle_frame(positions: &[DVec3], [a, b, c]: [u32; 3]) -> [DVec3; 3] {
     [e1, n.cross(e1), n]
 }
 
+/// Each vertex's corners (`3 t + k`) in the triangles of `mesh`, ascending, and where each
+/// vertex's run starts (one more entry than vertices).
+fn corners_by_vertex(mesh: &MeshGeometry) -> (Vec<u32>, Vec<u32>) {
+    let vertices = mesh.frames.first().map_or(0, Vec::len);
+    let mut offsets = vec![0u32; vertices + 1];
+    for &corner in mesh.triangles.iter().flatten() {
+        offsets[corner as usize + 1] += 1;
+    }
+    for v in 0..vertices {
+        offsets[v + 1] += offsets[v];
+    }
+    let mut next = offsets.clone();
+    let mut corners = vec![0u32; offsets[vertices] as usize];
+    for (slot, &corner) in (0u32..).zip(mesh.triangles.iter().flatten()) {
+        corners[next[corner as usize] as usize] = slot;
+        next[corner as usize] += 1;
+    }
+    (corners, offsets)
+}
+
 /// A mesh collider over one substep: vertices at its start and end (sequence and keys applied)
 /// and the BVH refitted to the end.
 #[derive(Debug, Clone)]
@@ -121,10 +141,11 @@ pub struct MeshPose {
     pub triangle_boxes: wide_bvh::BoxTree,
     /// The largest distance a vertex moved in the substep.
     pub max_motion: f64,
-    /// Unit face normals at the end pose.
-    face_normals: Vec<DVec3>,
-    /// Angle-weighted vertex pseudo-normals at the end pose (Bærentzen & Aanæs 2005).
-    vertex_normals: Vec<DVec3>,
+    /// The corners at each vertex, for its angle-weighted pseudo-normal: `3 t + k` for
+    /// corner k of triangle t, ascending; vertex v's are
+    /// `vertex_corners[vertex_offsets[v]..vertex_offsets[v + 1]]`.
+    vertex_corners: Vec<u32>,
+    vertex_offsets: Vec<u32>,
     /// Every triangle edge `(min, max)` with its triangle, sorted: the faces beside an edge.
     edges: Vec<([u32; 2], u32)>,
 }
@@ -138,8 +159,8 @@ impl MeshPose {
             bvh: bvh::Bvh::build(&mesh.frames[0], &mesh.triangles),
             triangle_boxes: wide_bvh::BoxTree::default(),
             max_motion: 0.0,
-            face_normals: Vec::new(),
-            vertex_normals: Vec::new(),
+            vertex_corners: Vec::new(),
+            vertex_offsets: Vec::new(),
             edges: {
                 let mut edges: Vec<([u32; 2], u32)> = mesh
                     .triangles
@@ -153,6 +174,7 @@ impl MeshPose {
                 edges
             },
         };
+        (pose.vertex_corners, pose.vertex_offsets) = corners_by_vertex(mesh);
         pose.update(collider, time, time);
         Some(pose)
     }
@@ -212,31 +234,40 @@ impl MeshPose {
             .iter()
             .zip(&self.end)
             .fold(0.0, |m, (a, b)| m.max(a.distance(*b)));
-        // Face normals, and vertex normals weighted by each face's angle at the vertex.
-        self.face_normals.clear();
-        self.vertex_normals.clear();
-        self.vertex_normals.resize(self.end.len(), DVec3::ZERO);
-        for &corners in &mesh.triangles {
+    }
+
+    /// The unit normal of triangle `corners` at the end pose (`+y` without area).
+    fn face_normal(&self, corners: [u32; 3]) -> DVec3 {
+        let p = corners.map(|i| self.end[i as usize]);
+        (p[1] - p[0])
+            .cross(p[2] - p[0])
+            .try_normalize()
+            .unwrap_or(DVec3::Y)
+    }
+
+    /// The angle-weighted pseudo-normal of `vertex` at the end pose (Bærentzen & Aanæs
+    /// 2005): its faces' normals, each weighted by the face's angle at the vertex, summed in
+    /// the order of the triangles (`+y` without faces or area).
+    fn vertex_normal(&self, mesh: &MeshGeometry, vertex: u32) -> DVec3 {
+        let v = vertex as usize;
+        let slots = self.vertex_offsets[v] as usize..self.vertex_offsets[v + 1] as usize;
+        let mut sum = DVec3::ZERO;
+        for &slot in &self.vertex_corners[slots] {
+            let (corners, k) = (mesh.triangles[slot as usize / 3], slot as usize % 3);
             let p = corners.map(|i| self.end[i as usize]);
-            let normal = (p[1] - p[0])
-                .cross(p[2] - p[0])
-                .try_normalize()
-                .unwrap_or(DVec3::Y);
-            self.face_normals.push(normal);
-            for k in 0..3 {
-                let (u, v) = (p[(k + 1) % 3] - p[k], p[(k + 2) % 3] - p[k]);
-                self.vertex_normals[corners[k] as usize] += normal * u.angle_between(v);
-            }
+            let (u, w) = (p[(k + 1) % 3] - p[k], p[(k + 2) % 3] - p[k]);
+            sum += self.face_normal(corners) * u.angle_between(w);
         }
-        for n in &mut self.vertex_normals {
-            *n = n.try_normalize().unwrap_or(DVec3::Y);
-        }
+        sum.try_normalize().unwrap_or(DVec3::Y)
     }
 
     /// The pseudo-normal at the closest feature of a hit: the face normal inside a triangle,
     /// the sum of both faces' normals on an edge, the angle-weighted normal at a vertex. With
     /// it the inside/outside sign is right at edges and corners too, where the normal of
-    /// whichever face happened to be found may point the wrong way.
+    /// whichever face happened to be found may point the wrong way. Computed for the hit
+    /// alone: the dancer's dress hit a vertex 17 521 times over its run, where normals of
+    /// every vertex at every substep took 9.8 M `acos` calls on thread 0 while the other
+    /// threads waited (docs/benchmarks.md, "Issue 13: collider normals where they are used").
     fn pseudo_normal(&self, mesh: &MeshGeometry, triangle: u32, weights: [f64; 3]) -> DVec3 {
         let corners = mesh.triangles[triangle as usize];
         // Counted, not collected: this runs for every contact with a mesh collider, and a
@@ -247,7 +278,7 @@ impl MeshPose {
                 let vertex = (0..3)
                     .find(|&k| weights[k] != 0.0)
                     .expect("one weight left");
-                self.vertex_normals[corners[vertex] as usize]
+                self.vertex_normal(mesh, corners[vertex])
             }
             1 => {
                 let edge_free = (0..3)
@@ -259,12 +290,12 @@ impl MeshPose {
                 self.edges[from..]
                     .iter()
                     .take_while(|e| e.0 == key)
-                    .map(|e| self.face_normals[e.1 as usize])
+                    .map(|e| self.face_normal(mesh.triangles[e.1 as usize]))
                     .sum::<DVec3>()
                     .try_normalize()
-                    .unwrap_or(self.face_normals[triangle as usize])
+                    .unwrap_or(self.face_normal(corners))
             }
-            _ => self.face_normals[triangle as usize],
+            _ => self.face_normal(corners),
         }
     }
 }
@@ -647,6 +678,52 @@ mod tests {
             let (d, _, _) = posed.distance(p, 10.0).unwrap();
             assert!((d - expected).abs() < 1e-12, "{p}: {d} vs {expected}");
         }
+    }
+
+    /// The pseudo-normals of a box's surface mesh, known in advance, at every vertex, edge
+    /// and face of it: a box corner's along its diagonal `(±1, ±1, ±1)` (three faces, a
+    /// right angle each, whatever the box's proportions), a point on a box edge's halfway
+    /// between the two faces, anything inside a face the face's; at the end pose of a moving
+    /// mesh.
+    #[test]
+    fn pseudo_normals_of_a_box_bisect_its_corners_and_edges() {
+        let half = DVec3::new(0.5, 1.0, 1.5);
+        let surface = crate::mesh::primitives::box_surface((2.0 * half).to_array(), [3, 4, 3]);
+        let lift = DVec3::new(0.0, 3.0, 0.0);
+        let mut collider = mesh_collider(surface.positions.clone(), surface.triangles());
+        let geometry = collider.mesh.as_mut().unwrap();
+        let moved = geometry.frames[0].iter().map(|&p| p + lift).collect();
+        geometry.frames.push(moved);
+        let pose = MeshPose::new(&collider, 1.0).unwrap(); // the second frame
+        let mesh = collider.mesh.as_ref().unwrap();
+        // The box faces a set of surface points all lie on: ±1 on those axes, 0 elsewhere.
+        let faces_of = |points: &[u32]| {
+            let on = |axis: usize, sign: f64| {
+                let at = |&v: &u32| (pose.end[v as usize] - lift)[axis] == sign * half[axis];
+                points.iter().all(at)
+            };
+            DVec3::from_array([0, 1, 2].map(|axis| {
+                f64::from(u8::from(on(axis, 1.0))) - f64::from(u8::from(on(axis, -1.0)))
+            }))
+        };
+        let mut seen = [0; 4]; // by how many faces the expected normal is made of
+        for (t, triangle) in (0u32..).zip(&mesh.triangles) {
+            for k in 0..3 {
+                let mut vertex = [0.0; 3];
+                vertex[k] = 1.0;
+                let mut edge = [0.5; 3];
+                edge[k] = 0.0; // the edge opposite corner k
+                let opposite = [triangle[(k + 1) % 3], triangle[(k + 2) % 3]];
+                for (weights, points) in [(vertex, &[triangle[k]][..]), (edge, &opposite[..])] {
+                    let expected = faces_of(points);
+                    let normal = pose.pseudo_normal(mesh, t, weights);
+                    let error = (normal - expected.normalize()).length();
+                    assert!(error < 1e-12, "{t} {weights:?}: {normal} for {expected}");
+                    seen[expected.abs().element_sum() as usize] += 1;
+                }
+            }
+        }
+        assert!(seen[1] > 50 && seen[2] > 20 && seen[3] >= 8, "{seen:?}");
     }
 
     #[test]
