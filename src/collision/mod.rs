@@ -106,9 +106,10 @@ fn triangle_frame(positions: &[DVec3], [a, b, c]: [u32; 3]) -> [DVec3; 3] {
 }
 
 /// Each vertex's corners (`3 t + k`) in the triangles of `mesh`, ascending, and where each
-/// vertex's run starts (one more entry than vertices).
+/// vertex's run starts (one more entry than vertices; the vertices of the first frame, which
+/// every frame has).
 fn corners_by_vertex(mesh: &MeshGeometry) -> (Vec<u32>, Vec<u32>) {
-    let vertices = mesh.frames.first().map_or(0, Vec::len);
+    let vertices = mesh.frames[0].len();
     let mut offsets = vec![0u32; vertices + 1];
     for &corner in mesh.triangles.iter().flatten() {
         offsets[corner as usize + 1] += 1;
@@ -153,14 +154,15 @@ pub struct MeshPose {
 impl MeshPose {
     pub fn new(collider: &Collider, time: f64) -> Option<MeshPose> {
         let mesh = collider.mesh.as_ref()?;
+        let (vertex_corners, vertex_offsets) = corners_by_vertex(mesh);
         let mut pose = MeshPose {
             start: Vec::new(),
             end: Vec::new(),
             bvh: bvh::Bvh::build(&mesh.frames[0], &mesh.triangles),
             triangle_boxes: wide_bvh::BoxTree::default(),
             max_motion: 0.0,
-            vertex_corners: Vec::new(),
-            vertex_offsets: Vec::new(),
+            vertex_corners,
+            vertex_offsets,
             edges: {
                 let mut edges: Vec<([u32; 2], u32)> = mesh
                     .triangles
@@ -174,7 +176,6 @@ impl MeshPose {
                 edges
             },
         };
-        (pose.vertex_corners, pose.vertex_offsets) = corners_by_vertex(mesh);
         pose.update(collider, time, time);
         Some(pose)
     }
