@@ -37,6 +37,8 @@ pub struct ContactLevels {
     next_level: Vec<u32>,
     /// Each contact's level.
     level_of: Vec<u32>,
+    /// Scratch of the counting sort: where each level starts in `order`.
+    starts: Vec<usize>,
 }
 
 impl ContactLevels {
@@ -92,15 +94,18 @@ impl ContactLevels {
         if count < CONTACTS_PER_LEVEL * levels {
             return false;
         }
-        // Counting sort by level, stable: ascending contact indices within a level.
-        let mut starts = vec![0usize; levels + 1];
+        // Counting sort by level, stable: ascending contact indices within a level. Into
+        // the buffers of the last schedule: nothing allocated per substep once warm.
+        let starts = &mut self.starts;
+        starts.clear();
+        starts.resize(levels + 1, 0);
         for &level in &self.level_of {
             starts[level as usize + 1] += 1;
         }
         for l in 0..levels {
             starts[l + 1] += starts[l];
         }
-        self.levels = (0..levels).map(|l| starts[l]..starts[l + 1]).collect();
+        (self.levels).extend((0..levels).map(|l| starts[l]..starts[l + 1]));
         self.order.resize(count, 0);
         for (k, &level) in self.level_of.iter().enumerate() {
             let slot = &mut starts[level as usize];
