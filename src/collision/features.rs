@@ -36,7 +36,10 @@
 use super::bvh::{bounds, boxes_overlap, closest_on_triangle};
 use super::edge_edge::closest_parameters;
 use super::{resolve_contact, PosedCollider};
+use crate::constraints::Positions;
 use crate::model::Model;
+use crate::solver::pair_colours::PairColours;
+use crate::solver::parallel::share;
 use glam::DVec3;
 use std::ops::Range;
 
@@ -68,6 +71,10 @@ pub struct FeatureContacts {
     /// its three edges (indices into the former).
     collider_edges: Vec<EdgeTable>,
     pairs: Vec<Pair>,
+    /// The cloth particles each pair reads and moves ([`Sample::particles`]).
+    pair_particles: Vec<[u32; 3]>,
+    /// The colours this substep's pairs are projected in (see [`PairColours`]).
+    colours: PairColours,
     /// Pairs that pushed the cloth in the last substep.
     touching: usize,
 }
@@ -127,11 +134,18 @@ impl FeatureContacts {
                 _ => (Vec::new(), Vec::new()),
             })
             .collect();
+        let colours = PairColours::new(if triangles.is_empty() {
+            0
+        } else {
+            model.particles.len()
+        });
         FeatureContacts {
             triangles,
             edges,
             collider_edges,
             pairs: Vec::new(),
+            pair_particles: Vec::new(),
+            colours,
             touching: 0,
         }
     }
@@ -168,7 +182,8 @@ impl FeatureContacts {
 
     /// Lists this substep's pairs from every thread's share: segment by segment, the shares
     /// in thread order. Shares are contiguous and in cloth order, so the list is the one a
-    /// single search would give, whatever the number of threads.
+    /// single search would give, whatever the number of threads. Then colours the list
+    /// ([`PairColours`]): the order the pairs are projected in.
     pub fn join(&mut self, shares: &[std::sync::Mutex<SearchShare>]) {
         self.pairs.clear();
         let segments = 2 * self.collider_edges.len();
@@ -178,6 +193,15 @@ impl FeatureContacts {
                 self.pairs.extend_from_slice(&share.segments[segment]);
             }
         }
+        self.pair_particles.clear();
+        (self.pair_particles).extend(self.pairs.iter().map(|&pair| match pair {
+            Pair::VertexTriangle(_, _, t) => self.triangles[t as usize],
+            Pair::EdgeEdge(_, _, f) => {
+                let [a, b] = self.edges[f as usize];
+                [a, b, a]
+            }
+        }));
+        self.colours.schedule(&self.pair_particles);
     }
 
     /// Every collider vertex inside the box a cloth triangle sweeps from `x_prev` to `x`, and
@@ -261,11 +285,11 @@ impl FeatureContacts {
     /// plus how far the feature and the point moved in the substep (`x_prev` → `x`). A point
     /// farther from the feature than that cannot touch it in the substep; where it nears the
     /// collider's faces instead, the cloth's own vertices hold it.
-    fn sample(
+    fn sample<P: Positions + ?Sized>(
         &self,
         pair: Pair,
         posed: &[PosedCollider],
-        x: &[DVec3],
+        x: &P,
         x_prev: &[DVec3],
         margin: f64,
     ) -> Option<Sample> {
@@ -276,7 +300,7 @@ impl FeatureContacts {
             Pair::VertexTriangle(c, v, t) => {
                 let q = pose.end[v as usize];
                 let triangle = self.triangles[t as usize];
-                let [a, b, d] = triangle.map(|k| x[k as usize]);
+                let [a, b, d] = triangle.map(|k| x.position(k as usize));
                 let (_, weights) = closest_on_triangle(q, a, b, d);
                 let sample = Sample {
                     collider: c as usize,
@@ -289,7 +313,7 @@ impl FeatureContacts {
                 let [q0, q1] =
                     self.collider_edges[c as usize].0[e as usize].map(|v| pose.end[v as usize]);
                 let cloth = self.edges[f as usize];
-                let [p0, p1] = cloth.map(|k| x[k as usize]);
+                let [p0, p1] = cloth.map(|k| x.position(k as usize));
                 let (s, t) = closest_parameters(p0, p1, q0, q1);
                 if !(interior(s) && interior(t)) {
                     return None;
@@ -307,7 +331,12 @@ impl FeatureContacts {
         (at.distance(feature) <= reach).then_some(sample)
     }
 
-    /// Projects every pair once, in the order listed (one thread: pairs share particles).
+    /// The colours the substep's pairs are projected in.
+    pub fn colours(&self) -> &PairColours {
+        &self.colours
+    }
+
+    /// Projects every pair once, in colour order (one thread; see [`PairColours`]).
     /// `margin(c)` is the contact distance with collider `c`.
     pub fn solve(
         &mut self,
@@ -317,26 +346,76 @@ impl FeatureContacts {
         inv_mass: &[f64],
         margin: impl Fn(usize) -> f64,
     ) {
-        let mut touching = 0;
-        for k in 0..self.pairs.len() {
-            let pair = self.pairs[k];
-            let Some(sample) = self.sample(pair, posed, x, x_prev, margin(pair.collider())) else {
-                continue;
-            };
-            let collider = &posed[sample.collider];
-            let mut moved = sample.at(x);
-            if resolve_contact(
-                collider,
-                margin(sample.collider),
-                &mut moved,
-                sample.at(x_prev),
-            )
-            .is_some()
-            {
-                touching += usize::from(sample.spread(moved - sample.at(x), x, inv_mass));
-            }
-        }
+        self.touching =
+            self.project_all(self.colours.in_order(), posed, x, x_prev, inv_mass, &margin);
+    }
+
+    /// Projects share `share_index` of `shares` of `pairs` (from [`Self::colours`]: one
+    /// colour, any thread, the shares moving disjoint particles; or the overflow group, one
+    /// thread, one share), and returns how many pushed the cloth. The colours in turn, each
+    /// shared by every thread, then the overflow group give the bits of [`Self::solve`]; the
+    /// threads' counts summed go to [`Self::set_touching`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_share<P: Positions + ?Sized>(
+        &self,
+        pairs: &[u32],
+        (share_index, shares): (usize, usize),
+        posed: &[PosedCollider],
+        x: &mut P,
+        x_prev: &[DVec3],
+        inv_mass: &[f64],
+        margin: impl Fn(usize) -> f64,
+    ) -> usize {
+        let share = &pairs[share(0..pairs.len(), share_index, shares)];
+        self.project_all(share, posed, x, x_prev, inv_mass, &margin)
+    }
+
+    /// Projects `pairs` in turn; returns how many pushed the cloth.
+    fn project_all<P: Positions + ?Sized>(
+        &self,
+        pairs: &[u32],
+        posed: &[PosedCollider],
+        x: &mut P,
+        x_prev: &[DVec3],
+        inv_mass: &[f64],
+        margin: &impl Fn(usize) -> f64,
+    ) -> usize {
+        (pairs.iter())
+            .filter(|&&k| self.project(k as usize, posed, x, x_prev, inv_mass, margin))
+            .count()
+    }
+
+    /// Pairs that pushed the cloth in this substep, counted by the threads of
+    /// [`Self::solve_share`].
+    pub fn set_touching(&mut self, touching: usize) {
         self.touching = touching;
+    }
+
+    /// Projects pair `k`: moves its sample point out of the collider's margin, when it is
+    /// within reach of the collider's feature; returns whether it pushed the cloth.
+    fn project<P: Positions + ?Sized>(
+        &self,
+        k: usize,
+        posed: &[PosedCollider],
+        x: &mut P,
+        x_prev: &[DVec3],
+        inv_mass: &[f64],
+        margin: &impl Fn(usize) -> f64,
+    ) -> bool {
+        let pair = self.pairs[k];
+        let Some(sample) = self.sample(pair, posed, &*x, x_prev, margin(pair.collider())) else {
+            return false;
+        };
+        let collider = &posed[sample.collider];
+        let mut moved = sample.at(&*x);
+        resolve_contact(
+            collider,
+            margin(sample.collider),
+            &mut moved,
+            sample.at(x_prev),
+        )
+        .is_some()
+            && sample.spread(moved - sample.at(&*x), x, inv_mass)
     }
 
     /// How deep each sample point of the cloth sits inside a collider's margin at the state
@@ -382,17 +461,17 @@ struct Sample {
 }
 
 impl Sample {
-    fn at(&self, x: &[DVec3]) -> DVec3 {
+    fn at<P: Positions + ?Sized>(&self, x: &P) -> DVec3 {
         self.particles
             .iter()
             .zip(&self.weights)
-            .map(|(&i, &b)| x[i as usize] * b)
+            .map(|(&i, &b)| x.position(i as usize) * b)
             .sum()
     }
 
     /// Moves the sample by `delta`, sharing it by inverse mass: `Δx_k = w_k b_k Δ / W`,
     /// `W = Σ b_k² w_k`. Returns false when every particle is pinned.
-    fn spread(&self, delta: DVec3, x: &mut [DVec3], inv_mass: &[f64]) -> bool {
+    fn spread<P: Positions + ?Sized>(&self, delta: DVec3, x: &mut P, inv_mass: &[f64]) -> bool {
         let w_sum: f64 = self
             .particles
             .iter()
@@ -403,7 +482,7 @@ impl Sample {
             return false;
         }
         for (&i, &b) in self.particles.iter().zip(&self.weights) {
-            x[i as usize] += delta * (inv_mass[i as usize] * b / w_sum);
+            x.move_by(i as usize, delta * (inv_mass[i as usize] * b / w_sum));
         }
         true
     }

@@ -8,6 +8,7 @@ pub mod contacts;
 pub mod diagnostics;
 pub mod fluids;
 pub mod motion;
+pub mod pair_colours;
 pub mod parallel;
 pub mod projective;
 pub mod state;

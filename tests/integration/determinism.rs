@@ -169,6 +169,106 @@ fn issue_13_feature_contacts_searched_on_every_thread_give_the_same_state() {
     }
 }
 
+#[test]
+fn issue_13_feature_contact_colours_split_anywhere_give_the_same_bits() {
+    use glam::DVec3;
+    use xpbd_sim::collision::features::{FeatureContacts, SearchShare};
+    use xpbd_sim::collision::{MeshPose, PosedCollider};
+    // The cloth lying on the bending body after 8 frames, then pushed 2 cm down into it: its
+    // faces meet the collider's vertices and edges in a thousand pairs that share particles,
+    // so the order they are projected in matters (projecting each colour's pairs last
+    // first moves a particle differently if two of them share one).
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/body.toml");
+    let scene = xpbd_sim::scene::load::load(&path, &[]).expect("body");
+    let built = build(&scene).expect("model");
+    let mut solver = Solver::new(built.model, 1).expect("threads");
+    for _ in 0..8 {
+        solver.step_frame().expect("no divergence");
+    }
+    let model = &solver.model;
+    let x_prev = model.particles.x.clone();
+    let x: Vec<DVec3> = (x_prev.iter())
+        .map(|p| *p - DVec3::new(0.0, 0.02, 0.0))
+        .collect();
+    let inv_mass = &model.particles.inv_mass;
+    let time = 8.0 / model.params.fps;
+    let poses: Vec<Option<MeshPose>> = (model.colliders.iter())
+        .map(|c| MeshPose::new(c, time))
+        .collect();
+    let posed: Vec<PosedCollider> = (model.colliders.iter().zip(&poses))
+        .map(|(c, pose)| PosedCollider {
+            mesh: pose.as_ref(),
+            ..c.posed(time, time)
+        })
+        .collect();
+    let margin = |c: usize| model.colliders[c].contact_margin(model.params.particle_radius);
+    let mut features = FeatureContacts::new(model);
+    let share = std::sync::Mutex::new(SearchShare::default());
+    features.search_share(
+        &posed,
+        &x,
+        &x_prev,
+        margin,
+        0,
+        1,
+        &mut share.lock().unwrap(),
+    );
+    features.join(std::slice::from_ref(&share));
+    let colours = features.colours();
+    assert!(
+        colours.colour_count() > 8,
+        "{} colours",
+        colours.colour_count()
+    );
+    assert!(colours.worth_sharing());
+    let mut by_colour = x.clone();
+    let mut touching = 0;
+    for c in 0..colours.colour_count() {
+        // A colour's pairs in any order: 64 shares, the last first.
+        for share in (0..64).rev() {
+            touching += features.solve_share(
+                colours.colour(c),
+                (share, 64),
+                &posed,
+                by_colour.as_mut_slice(),
+                &x_prev,
+                inv_mass,
+                margin,
+            );
+        }
+    }
+    let overflow = colours.overflow();
+    touching += features.solve_share(
+        overflow,
+        (0, 1),
+        &posed,
+        &mut by_colour[..],
+        &x_prev,
+        inv_mass,
+        margin,
+    );
+    let mut in_sequence = x.clone();
+    features.solve(&posed, &mut in_sequence, &x_prev, inv_mass, margin);
+    let in_sequence_touching = features.touching();
+    assert!(
+        in_sequence_touching > 100,
+        "{in_sequence_touching} pairs pushed"
+    );
+    assert_eq!(touching, in_sequence_touching);
+    let bits = |x: &[DVec3]| -> Vec<u64> {
+        x.iter()
+            .flat_map(|p| p.to_array())
+            .map(f64::to_bits)
+            .collect()
+    };
+    let moved = (in_sequence.iter().zip(&x)).filter(|(a, b)| a != b).count();
+    assert!(moved > 50, "{moved} particles moved");
+    assert!(
+        bits(&by_colour) == bits(&in_sequence),
+        "shares differ from the sequence"
+    );
+}
+
 /// 24 pairs of 9 × 9 patches, each pair overlapping itself on the ground: the pairs share no
 /// particle, so their contacts make few levels of many.
 fn stacked_patches() -> String {

@@ -325,21 +325,76 @@ impl Frame<'_> {
         self.barrier.wait();
     }
 
-    /// Thread 0 projects the collider-feature pairs, in the order listed, while the others
-    /// wait.
+    /// Projects the collider-feature pairs in colour order
+    /// ([`crate::solver::pair_colours`]): each colour shared by every thread when the colours
+    /// hold many, then the overflow group on thread 0; otherwise thread 0 projects them all
+    /// while the others wait. Either way the same bits.
     pub(super) fn solve_feature_contacts(&self, t: usize, posed: &[PosedCollider]) {
         if !self.has_feature_contacts {
             return;
         }
-        if t == 0 {
-            let mut features = self
-                .feature_contacts
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            // SAFETY: thread 0 alone touches the particles in this stage; x_prev is read-only.
-            let (x, x_prev) = unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
-            features.solve(posed, x, x_prev, self.inv_mass, |c| self.collider_margin(c));
+        let features = || {
+            self.feature_contacts
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        let margin = |c| self.collider_margin(c);
+        if !features().colours().worth_sharing() {
+            if t == 0 {
+                let mut features = self
+                    .feature_contacts
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                // SAFETY: thread 0 alone touches the particles in this stage; x_prev is
+                // read-only.
+                let (x, x_prev) =
+                    unsafe { (self.x.range(0..self.x.len()), self.x_prev.as_slice()) };
+                features.solve(posed, x, x_prev, self.inv_mass, margin);
+            }
+            self.barrier.wait();
+            return;
         }
-        self.barrier.wait();
+        let mut touching = 0;
+        {
+            let features = features();
+            let colours = features.colours();
+            // SAFETY: read-only in this stage.
+            let x_prev = unsafe { self.x_prev.as_slice() };
+            let overflow: &[u32] = if t == 0 { colours.overflow() } else { &[] };
+            let groups = (0..colours.colour_count())
+                .map(|c| (colours.colour(c), (t, self.threads)))
+                .chain([(overflow, (0, 1))]);
+            let last = colours.colour_count(); // the overflow group's place
+            for (group, (pairs, share)) in groups.enumerate() {
+                // SAFETY: this thread's share of one colour, whose pairs share no particle
+                // (pinned ones included) with any other thread's in this stage; the overflow
+                // group is thread 0's alone.
+                let mut x = unsafe { self.x.stage_view() };
+                touching += features.solve_share(
+                    pairs,
+                    share,
+                    posed,
+                    &mut x,
+                    x_prev,
+                    self.inv_mass,
+                    margin,
+                );
+                if group == last {
+                    *self.feature_touching[t]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = touching;
+                }
+                self.barrier.wait();
+            }
+        }
+        if t == 0 {
+            let total = (self.feature_touching.iter())
+                .map(|share| *share.lock().unwrap_or_else(|e| e.into_inner()))
+                .sum();
+            self.feature_contacts
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .set_touching(total);
+        }
     }
 }

@@ -421,6 +421,7 @@ impl Solver {
             candidate_tasks: TaskQueue::default(),
             candidate_chunks: &self.candidate_chunks,
             touching_shares: (0..threads).map(|_| Mutex::default()).collect(),
+            feature_touching: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: SharedSlice::new(&mut self.mesh_poses),
             moving_meshes,
             objects: &model.objects,
@@ -539,6 +540,9 @@ struct Frame<'a> {
     edge_boxes: SharedSlice<'a, SweptBox>,
     /// How many contacts between particles each thread saw touch in its shares of the levels.
     touching_shares: Vec<Mutex<super::contacts::Touching>>,
+    /// How many collider-feature pairs each thread saw push the cloth in its shares of the
+    /// levels.
+    feature_touching: Vec<Mutex<usize>>,
     /// Per collider, its posed mesh: written by thread 0 at the start of every substep when
     /// `moving_meshes`, read by every thread for the rest of the substep (see
     /// [`Frame::pose_meshes`]).
