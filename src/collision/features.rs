@@ -79,10 +79,10 @@ pub struct FeatureContacts {
     touching: usize,
 }
 
-/// One thread's part of a substep's search ([`FeatureContacts::search_share`]), kept from
+/// One chunk of a substep's search ([`FeatureContacts::search_chunk`]), kept from
 /// substep to substep so the search allocates nothing once it is warm.
 #[derive(Default)]
-pub struct SearchShare {
+pub struct SearchChunk {
     /// The pairs found, by segment: collider `c`'s vertex–triangle pairs are segment `2c`,
     /// its edge–edge pairs segment `2c + 1`.
     segments: Vec<Vec<Pair>>,
@@ -160,37 +160,35 @@ impl FeatureContacts {
         self.touching
     }
 
-    /// Thread `t` of `threads` searches its contiguous share of the cloth triangles and edges
-    /// for this substep's pairs (see [`Self::search`]) into `share`. Every thread can search
-    /// at once; [`Self::join`] then lists the shares' pairs.
-    #[allow(clippy::too_many_arguments)]
-    pub fn search_share(
+    /// Searches chunk `chunk` of `chunks` (a contiguous share of the cloth triangles and
+    /// edges) for this substep's pairs (see [`Self::search`]) into `out`. The chunks can be
+    /// searched on any thread, in any order; [`Self::join`] then lists their pairs.
+    pub fn search_chunk(
         &self,
         posed: &[PosedCollider],
         x: &[DVec3],
         x_prev: &[DVec3],
         margin: impl Fn(usize) -> f64,
-        t: usize,
-        threads: usize,
-        share: &mut SearchShare,
+        (chunk, chunks): (usize, usize),
+        out: &mut SearchChunk,
     ) {
-        let triangles = crate::solver::parallel::share(0..self.triangles.len(), t, threads);
-        let edges = crate::solver::parallel::share(0..self.edges.len(), t, threads);
-        let SearchShare { segments, found } = share;
+        let triangles = share(0..self.triangles.len(), chunk, chunks);
+        let edges = share(0..self.edges.len(), chunk, chunks);
+        let SearchChunk { segments, found } = out;
         self.search(posed, x, x_prev, margin, triangles, edges, segments, found);
     }
 
-    /// Lists this substep's pairs from every thread's share: segment by segment, the shares
-    /// in thread order. Shares are contiguous and in cloth order, so the list is the one a
-    /// single search would give, whatever the number of threads. Then colours the list
+    /// Lists this substep's pairs from every chunk: segment by segment, the chunks in order.
+    /// Chunks are contiguous and in cloth order, so the list is the one a single search
+    /// would give, whatever the number of chunks. Then colours the list
     /// ([`PairColours`]): the order the pairs are projected in.
-    pub fn join(&mut self, shares: &[std::sync::Mutex<SearchShare>]) {
+    pub fn join(&mut self, chunks: &[std::sync::Mutex<SearchChunk>]) {
         self.pairs.clear();
         let segments = 2 * self.collider_edges.len();
         for segment in 0..segments {
-            for share in shares {
-                let share = share.lock().unwrap_or_else(|e| e.into_inner());
-                self.pairs.extend_from_slice(&share.segments[segment]);
+            for chunk in chunks {
+                let chunk = chunk.lock().unwrap_or_else(|e| e.into_inner());
+                self.pairs.extend_from_slice(&chunk.segments[segment]);
             }
         }
         self.pair_particles.clear();
@@ -208,7 +206,7 @@ impl FeatureContacts {
     /// every collider edge whose box meets the box a cloth edge sweeps, both grown by twice
     /// `margin(c)` (the contact distance with collider `c`) and by how far the collider moves;
     /// found through the collider's tree, in cloth order, each pair once. Searches the cloth
-    /// triangles and edges of the given ranges into `segments` (see [`SearchShare`]).
+    /// triangles and edges of the given ranges into `segments` (see [`SearchChunk`]).
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,

@@ -157,7 +157,8 @@ fn identical_state_for_thread_counts_beyond_the_cores() {
 fn issue_13_feature_contacts_searched_on_every_thread_give_the_same_state() {
     // The cloth falling on the bending body: collider vertices and edges push its faces
     // from frame 6 on (46 pairs touching there, `feature_contacts` in the stats). They are
-    // searched in per-thread shares of the cloth and joined in order.
+    // searched in chunks of the cloth, taken by the threads as they come free, and joined
+    // in order.
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/body.toml");
     let scene = xpbd_sim::scene::load::load(&path, &[]).expect("body");
     let reference = state_of(&scene, 1, 8);
@@ -172,7 +173,7 @@ fn issue_13_feature_contacts_searched_on_every_thread_give_the_same_state() {
 #[test]
 fn issue_13_feature_contact_colours_split_anywhere_give_the_same_bits() {
     use glam::DVec3;
-    use xpbd_sim::collision::features::{FeatureContacts, SearchShare};
+    use xpbd_sim::collision::features::{FeatureContacts, SearchChunk};
     use xpbd_sim::collision::{MeshPose, PosedCollider};
     // The cloth lying on the bending body after 8 frames, then pushed 2 cm down into it: its
     // faces meet the collider's vertices and edges in a thousand pairs that share particles,
@@ -203,17 +204,16 @@ fn issue_13_feature_contact_colours_split_anywhere_give_the_same_bits() {
         .collect();
     let margin = |c: usize| model.colliders[c].contact_margin(model.params.particle_radius);
     let mut features = FeatureContacts::new(model);
-    let share = std::sync::Mutex::new(SearchShare::default());
-    features.search_share(
+    let chunk = std::sync::Mutex::new(SearchChunk::default());
+    features.search_chunk(
         &posed,
         &x,
         &x_prev,
         margin,
-        0,
-        1,
-        &mut share.lock().unwrap(),
+        (0, 1),
+        &mut chunk.lock().unwrap(),
     );
-    features.join(std::slice::from_ref(&share));
+    features.join(std::slice::from_ref(&chunk));
     let colours = features.colours();
     assert!(
         colours.colour_count() > 8,

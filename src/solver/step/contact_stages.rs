@@ -296,8 +296,9 @@ impl Frame<'_> {
         self.colliders[c].contact_margin(self.params.particle_radius)
     }
 
-    /// Every thread searches its share of the cloth for the substep's collider-feature pairs;
-    /// thread 0 joins the shares in order.
+    /// The threads search the chunks of the cloth for the substep's collider-feature pairs
+    /// as they come free (the half of the cloth nearer a body costs more than the other);
+    /// thread 0 joins the chunks in order, which is the list one search gives.
     pub(super) fn find_feature_contacts(&self, t: usize, posed: &[PosedCollider]) {
         if !self.has_feature_contacts {
             return;
@@ -309,18 +310,21 @@ impl Frame<'_> {
                 .feature_contacts
                 .read()
                 .unwrap_or_else(|e| e.into_inner());
-            let mut share = self.feature_shares[t]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
             let margin = |c| self.collider_margin(c);
-            features.search_share(posed, x, x_prev, margin, t, self.threads, &mut share);
+            let chunks = self.feature_chunks.len();
+            while let Some(chunk) = self.feature_tasks.take(chunks) {
+                let mut out =
+                    (self.feature_chunks[chunk].lock()).unwrap_or_else(|e| e.into_inner());
+                features.search_chunk(posed, x, x_prev, margin, (chunk, chunks), &mut out);
+            }
         }
         self.barrier.wait();
         if t == 0 {
             self.feature_contacts
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
-                .join(self.feature_shares);
+                .join(self.feature_chunks);
+            self.feature_tasks.reset(); // for the next substep: nobody takes until then
         }
         self.barrier.wait();
     }

@@ -45,7 +45,7 @@ use xpbd_stages::{SharedBlock, WholeObjects};
 use super::contacts::{Candidates, NearSearches, ParticleContacts, SweptBox, SweptBoxes};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
-use crate::collision::features::{FeatureContacts, SearchShare};
+use crate::collision::features::{FeatureContacts, SearchChunk};
 use crate::collision::wide_bvh::BoxTree;
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
@@ -136,7 +136,7 @@ pub struct Solver {
     /// Mesh-collider vertices and edges against cloth faces and edges.
     feature_contacts: RwLock<FeatureContacts>,
     /// Each worker thread's part of the feature-contact search.
-    feature_shares: Vec<Mutex<SearchShare>>,
+    feature_chunks: Vec<Mutex<SearchChunk>>,
     /// Per object, the tree its crossing triangle pairs were last counted with (the stats'
     /// `self_intersections`), refitted at the next count
     /// ([`crate::collision::intersections::CrossingPairs::new`]).
@@ -218,7 +218,9 @@ impl Solver {
                 .collect(),
             particle_contacts: RwLock::new(particle_contacts),
             feature_contacts: RwLock::new(FeatureContacts::new(&model)),
-            feature_shares: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
+            feature_chunks: (0..threads.max(1) * contact_stages::CHUNKS_PER_THREAD)
+                .map(|_| Mutex::default())
+                .collect(),
             crossing_trees: Mutex::new((model.objects.iter()).map(|_| None).collect()),
             motion: FrameMotion::default(),
             tracks_motion: true,
@@ -414,7 +416,8 @@ impl Solver {
                 .unwrap_or_else(|e| e.into_inner())
                 .is_empty(),
             feature_contacts: &self.feature_contacts,
-            feature_shares: &self.feature_shares,
+            feature_chunks: &self.feature_chunks,
+            feature_tasks: TaskQueue::default(),
             lists_stale: AtomicBool::new(false),
             near_searches: &self.near_searches,
             search_tasks: TaskQueue::default(),
@@ -522,7 +525,10 @@ struct Frame<'a> {
     has_feature_contacts: bool,
     /// Searched by every thread into its share, joined and solved by thread 0.
     feature_contacts: &'a RwLock<FeatureContacts>,
-    feature_shares: &'a [Mutex<SearchShare>],
+    /// The chunks of the collider-feature search, taken from `feature_tasks` as threads come
+    /// free and joined in order.
+    feature_chunks: &'a [Mutex<SearchChunk>],
+    feature_tasks: TaskQueue,
     /// Whether the current substep rebuilds the near lists.
     lists_stale: AtomicBool,
     /// The searches for new near lists, read by the candidate tests when the lists are
