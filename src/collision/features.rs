@@ -32,6 +32,11 @@
 //! collider vertices inside its box and the collider edges whose boxes meet it (measured on
 //! `scenes/skirt.toml` at one thread: listing every vertex and edge of every overlapping
 //! collider triangle and sorting the lot cost 1.96 s against 1.13 s this way).
+//!
+//! The search runs in chunks of the cloth on every thread ([`FeatureContacts::search_chunk`]);
+//! the pairs are projected in colour order, every thread taking a share of each colour
+//! ([`crate::solver::pair_colours`]: in the listed order each pair depends on the one before,
+//! since neighbouring cloth triangles share particles).
 
 use super::bvh::{bounds, boxes_overlap, closest_on_triangle};
 use super::edge_edge::closest_parameters;
