@@ -135,7 +135,7 @@ pub struct Solver {
     candidate_chunks: Vec<Mutex<Candidates>>,
     /// Mesh-collider vertices and edges against cloth faces and edges.
     feature_contacts: RwLock<FeatureContacts>,
-    /// Each worker thread's part of the feature-contact search.
+    /// The chunks of the feature-contact search (eight per thread), kept from frame to frame.
     feature_chunks: Vec<Mutex<SearchChunk>>,
     /// Per object, the tree its crossing triangle pairs were last counted with (the stats'
     /// `self_intersections`), refitted at the next count
@@ -523,7 +523,8 @@ struct Frame<'a> {
     particle_contacts: &'a RwLock<ParticleContacts>,
     /// Whether `feature_contacts` has anything to do (colliding cloth and a mesh collider).
     has_feature_contacts: bool,
-    /// Searched by every thread into its share, joined and solved by thread 0.
+    /// Searched by every thread in chunks and joined by thread 0; solved colour by colour
+    /// on every thread.
     feature_contacts: &'a RwLock<FeatureContacts>,
     /// The chunks of the collider-feature search, taken from `feature_tasks` as threads come
     /// free and joined in order.
@@ -547,7 +548,7 @@ struct Frame<'a> {
     /// How many contacts between particles each thread saw touch in its shares of the levels.
     touching_shares: Vec<Mutex<super::contacts::Touching>>,
     /// How many collider-feature pairs each thread saw push the cloth in its shares of the
-    /// levels.
+    /// colours.
     feature_touching: Vec<Mutex<usize>>,
     /// Per collider, its posed mesh: written by thread 0 at the start of every substep when
     /// `moving_meshes`, read by every thread for the rest of the substep (see
