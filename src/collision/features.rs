@@ -38,8 +38,9 @@
 //! ([`crate::solver::pair_colours`]: in the listed order each pair depends on the one before,
 //! since neighbouring cloth triangles share particles).
 
-use super::bvh::{bounds, boxes_overlap, closest_on_triangle};
+use super::bvh::{bounds, boxes_overlap, closest_on_triangle, swept_bounds};
 use super::edge_edge::closest_parameters;
+use super::wide_bvh::WalkStack;
 use super::{resolve_contact, PosedCollider};
 use crate::constraints::Positions;
 use crate::model::Model;
@@ -93,6 +94,8 @@ pub struct SearchChunk {
     segments: Vec<Vec<Pair>>,
     /// Scratch for one BVH query's hits.
     found: Vec<u32>,
+    /// The stack of the collider trees' walks.
+    stack: WalkStack,
 }
 
 /// Sorted unique edges of some triangles and, for each triangle, the index of each of its
@@ -179,8 +182,7 @@ impl FeatureContacts {
     ) {
         let triangles = share(0..self.triangles.len(), chunk, chunks);
         let edges = share(0..self.edges.len(), chunk, chunks);
-        let SearchChunk { segments, found } = out;
-        self.search(posed, x, x_prev, margin, triangles, edges, segments, found);
+        self.search(posed, x, x_prev, margin, (triangles, edges), out);
     }
 
     /// Lists this substep's pairs from every chunk: segment by segment, the chunks in order.
@@ -211,74 +213,82 @@ impl FeatureContacts {
     /// every collider edge whose box meets the box a cloth edge sweeps, both grown by twice
     /// `margin(c)` (the contact distance with collider `c`) and by how far the collider moves;
     /// found through the collider's tree, in cloth order, each pair once. Searches the cloth
-    /// triangles and edges of the given ranges into `segments` (see [`SearchChunk`]).
-    #[allow(clippy::too_many_arguments)]
+    /// triangles and edges of the given ranges into `out` (see [`SearchChunk`]). Each
+    /// element's swept box is found once ([`swept_bounds`]) and grown for each collider:
+    /// found per collider through [`bounds`] over a chain of iterators, these boxes took a
+    /// tenth of `scenes/dancer.toml`'s instructions (docs/benchmarks.md, "Issue 13: the
+    /// collider-feature search's swept boxes").
     fn search(
         &self,
         posed: &[PosedCollider],
         x: &[DVec3],
         x_prev: &[DVec3],
         margin: impl Fn(usize) -> f64,
-        triangles: Range<usize>,
-        edges: Range<usize>,
-        segments: &mut Vec<Vec<Pair>>,
-        found: &mut Vec<u32>,
+        (triangles, edges): (Range<usize>, Range<usize>),
+        out: &mut SearchChunk,
     ) {
+        let SearchChunk {
+            segments,
+            found,
+            stack,
+        } = out;
         segments.resize_with(2 * posed.len(), Vec::new);
         segments.iter_mut().for_each(Vec::clear);
-        for (c, posed) in posed.iter().enumerate() {
-            let (Some(pose), Some(mesh)) = (posed.mesh, &posed.collider.mesh) else {
-                continue;
-            };
-            let [vertex_triangle, edge_edge] = &mut segments[2 * c..2 * c + 2] else {
-                unreachable!("two segments per collider");
-            };
-            let reach = 2.0 * margin(c) + pose.max_motion;
-            let swept = |particles: &[u32]| {
-                let at = particles
-                    .iter()
-                    .flat_map(|&k| [x[k as usize], x_prev[k as usize]]);
-                bounds(at, reach)
-            };
-            let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
-            for (t, triangle) in triangles.clone().zip(&self.triangles[triangles.clone()]) {
-                let (min, max) = swept(triangle);
+        // The colliders with a posed mesh, and how far beyond a swept box each one reaches.
+        let meshes = || {
+            (posed.iter().enumerate()).filter_map(|(c, posed)| {
+                match (posed.mesh, &posed.collider.mesh) {
+                    (Some(pose), Some(mesh)) => {
+                        Some((c, pose, mesh, 2.0 * margin(c) + pose.max_motion))
+                    }
+                    _ => None,
+                }
+            })
+        };
+        for (t, &triangle) in triangles.clone().zip(&self.triangles[triangles]) {
+            let swept = swept_bounds(triangle, x, x_prev, 0.0);
+            for (c, pose, mesh, reach) in meshes() {
+                let (min, max) = (swept.0 - reach, swept.1 + reach);
                 let inside = |v: u32| {
                     let p = pose.end[v as usize];
                     p.cmpge(min).all() && p.cmple(max).all()
                 };
                 found.clear();
-                pose.triangle_boxes.for_each_overlapping((min, max), |ct| {
-                    found.extend(
-                        mesh.triangles[ct as usize]
-                            .into_iter()
-                            .filter(|&v| inside(v)),
-                    );
-                });
+                pose.triangle_boxes
+                    .for_each_overlapping(stack, (min, max), |ct| {
+                        found.extend(
+                            mesh.triangles[ct as usize]
+                                .into_iter()
+                                .filter(|&v| inside(v)),
+                        );
+                    });
                 found.sort_unstable();
                 found.dedup();
-                vertex_triangle.extend(
-                    found
-                        .iter()
-                        .map(|&v| Pair::VertexTriangle(c as u32, v, t as u32)),
-                );
+                let pairs = found
+                    .iter()
+                    .map(|&v| Pair::VertexTriangle(c as u32, v, t as u32));
+                segments[2 * c].extend(pairs);
             }
-            for (f, edge) in edges.clone().zip(&self.edges[edges.clone()]) {
-                let cloth_box = swept(edge);
+        }
+        for (f, &edge) in edges.clone().zip(&self.edges[edges]) {
+            let swept = swept_bounds(edge, x, x_prev, 0.0);
+            for (c, pose, _, reach) in meshes() {
+                let cloth_box = (swept.0 - reach, swept.1 + reach);
+                let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
                 found.clear();
-                pose.triangle_boxes.for_each_overlapping(cloth_box, |ct| {
-                    found.extend(
-                        collider_triangle_edges[ct as usize]
-                            .into_iter()
-                            .filter(|&e| {
+                pose.triangle_boxes
+                    .for_each_overlapping(stack, cloth_box, |ct| {
+                        found.extend(collider_triangle_edges[ct as usize].into_iter().filter(
+                            |&e| {
                                 let ends = collider_edges[e as usize].map(|v| pose.end[v as usize]);
                                 boxes_overlap(bounds(ends, 0.0), cloth_box)
-                            }),
-                    );
-                });
+                            },
+                        ));
+                    });
                 found.sort_unstable();
                 found.dedup();
-                edge_edge.extend(found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32)));
+                let pairs = found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32));
+                segments[2 * c + 1].extend(pairs);
             }
         }
     }
@@ -430,21 +440,10 @@ impl FeatureContacts {
         x: &[DVec3],
         margin: impl Fn(usize) -> f64 + Copy,
     ) -> Vec<(usize, f64)> {
-        let (mut segments, mut found) = (Vec::new(), Vec::new());
-        let (triangles, edges) = (0..self.triangles.len(), 0..self.edges.len());
-        self.search(
-            posed,
-            x,
-            x,
-            margin,
-            triangles,
-            edges,
-            &mut segments,
-            &mut found,
-        );
-        segments
-            .into_iter()
-            .flatten()
+        let mut search = SearchChunk::default();
+        let everything = (0..self.triangles.len(), 0..self.edges.len());
+        self.search(posed, x, x, margin, everything, &mut search);
+        (search.segments.into_iter().flatten())
             .filter_map(|pair| {
                 let sample = self.sample(pair, posed, x, x, margin(pair.collider()))?;
                 let margin = margin(sample.collider);
