@@ -17,7 +17,6 @@
 //!   the object layouts, and per written vertex the encoded constant parts and frame buffer
 //!   ([`PLY_BYTES_PER_VERTEX`], [`OBJ_BYTES_PER_VERTEX`], measured).
 
-use crate::collision::bvh::Bvh;
 use crate::collision::wide_bvh::BoxTree;
 use crate::model::{Model, ObjectLayout};
 use crate::scene::types::Format;
@@ -194,15 +193,13 @@ fn constraint_bytes(model: &Model) -> usize {
         + clusters
 }
 
-/// Mesh colliders: every frame's positions, the triangles and their two trees (nearest
-/// points, box queries).
+/// Mesh colliders: every frame's positions, the triangles and the tree over their boxes.
 fn collider_bytes(model: &Model) -> usize {
     (model.colliders.iter())
         .filter_map(|c| c.mesh.as_ref())
         .map(|m| {
             let positions: usize = m.frames.iter().map(|f| f.len() * size_of::<DVec3>()).sum();
-            let per_triangle =
-                size_of::<[u32; 3]>() + Bvh::BYTES_PER_LEAF + BoxTree::BYTES_PER_LEAF;
+            let per_triangle = size_of::<[u32; 3]>() + BoxTree::BYTES_PER_LEAF;
             positions + m.triangles.len() * per_triangle
         })
         .sum()

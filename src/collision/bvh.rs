@@ -1,14 +1,12 @@
-//! Bounding-volume hierarchies: over a collider mesh's triangles (built once, its boxes
-//! refitted to the moving vertices every substep), with closest-point queries (Ericson,
-//! "Real-Time Collision Detection", 2005, §5.1.5 for the closest point on a triangle); and over
-//! any list of boxes, as the shape the four-wide trees of the pair searches and the crossing
-//! count are collapsed from ([`super::wide_bvh`]).
+//! Boxes and the shape of the trees over them: the one box-overlap test every search uses
+//! ([`boxes_overlap`]), the boxes of points and of swept elements, the median-split binary
+//! tree the four-wide trees are collapsed from ([`Bvh`], [`super::wide_bvh`]), and the
+//! closest point on a triangle (Ericson, "Real-Time Collision Detection", 2005, §5.1.5) that
+//! the nearest-point walk ([`super::wide_nearest`]) and the contact tests use.
 //! Deterministic: a tree depends only on the boxes it is built over (median splits under a
-//! total order; a refitted tree keeps the shape it was built with), a query visits children
-//! in a fixed order, and `closest` keeps the lowest index among equally close triangles.
-//! Which leaves a box query reaches does not depend on the tree's shape at all.
+//! total order). Which leaves a box query reaches does not depend on the tree's shape at
+//! all, nor does the answer of a nearest-point query.
 
-use super::node_box::NodeBox;
 use glam::DVec3;
 
 /// Axis-aligned box.
@@ -71,15 +69,34 @@ pub fn bounds(points: impl IntoIterator<Item = DVec3>, margin: f64) -> (DVec3, D
     (min - margin, max + margin)
 }
 
-/// A BVH over triangles (one leaf per triangle) or over any list of boxes. The nodes are
-/// stored depth first, so an inner node's first child is the next node and its subtree is
-/// followed by the node a walk that skips it goes on to, its one link; a walk reads one node
-/// (box and links together, [`NodeBox`]) per step. The node boxes are rounded outward to
-/// `f32` (half the bytes). It answers nearest-point queries ([`Bvh::closest`]); box queries
-/// go to the four-wide tree built from its shape ([`super::wide_bvh`]).
+/// The shape of a binary tree over a list of boxes, by median splits: the four-wide trees
+/// ([`super::wide_bvh`]) are collapsed from it and hold the boxes themselves. The nodes are
+/// stored depth first, so an inner node's first child is the next node and its second the
+/// node after the first one's subtree.
 #[derive(Debug, Clone)]
 pub struct Bvh {
-    nodes: Vec<NodeBox>,
+    nodes: Vec<Node>,
+}
+
+/// A node of a [`Bvh`]: `link` is a leaf's item with [`Node::LEAF`] set, or for an inner
+/// node the node after its subtree; `last` is the largest item below.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    link: u32,
+    last: u32,
+}
+
+impl Node {
+    /// The bit of `link` that marks a leaf (items must stay below it).
+    const LEAF: u32 = 1 << 31;
+
+    fn is_leaf(&self) -> bool {
+        self.link & Self::LEAF != 0
+    }
+
+    fn link(&self) -> u32 {
+        self.link & !Self::LEAF
+    }
 }
 
 /// A node of a [`Bvh`]: a leaf with its item, or an inner node with its two children.
@@ -88,44 +105,16 @@ pub(super) enum Shape {
     Inner([usize; 2]),
 }
 
-/// The closest point of a mesh to a query point.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Closest {
-    pub triangle: u32,
-    pub point: DVec3,
-    /// Barycentric weights of `point` in the triangle.
-    pub weights: [f64; 3],
-    pub distance: f64,
-}
-
 impl Bvh {
-    /// Bytes a tree takes per leaf: about two nodes.
-    pub const BYTES_PER_LEAF: usize = 2 * size_of::<NodeBox>();
-
-    /// A tree over `triangles` (leaf k = triangle k).
-    pub fn build(positions: &[DVec3], triangles: &[[u32; 3]]) -> Bvh {
-        let boxes: Vec<(DVec3, DVec3)> = triangles
-            .iter()
-            .map(|t| {
-                let b = t
-                    .iter()
-                    .fold(Aabb::EMPTY, |b, &i| b.grow(positions[i as usize]));
-                (b.min, b.max)
-            })
-            .collect();
-        Bvh::over_boxes(&boxes)
-    }
-
     /// A tree over boxes `(min, max)` (leaf k = box k), by median splits along the longest
-    /// axis of the box centres: O(n log n), so cheap enough to rebuild whenever the contact
-    /// near lists expire.
+    /// axis of the box centres: O(n log n).
     pub fn over_boxes(leaf_boxes: &[(DVec3, DVec3)]) -> Bvh {
         let centres: Vec<DVec3> = leaf_boxes
             .iter()
             .map(|&(min, max)| (min + max) * 0.5)
             .collect();
         assert!(
-            leaf_boxes.len() < NodeBox::LEAF as usize,
+            leaf_boxes.len() < Node::LEAF as usize,
             "a tree holds fewer than 2^31 items"
         );
         let mut bvh = Bvh {
@@ -135,44 +124,7 @@ impl Bvh {
         if !order.is_empty() {
             bvh.split(&mut order, &centres);
         }
-        bvh.fit(|item| {
-            let (min, max) = leaf_boxes[item as usize];
-            Aabb { min, max }
-        });
         bvh
-    }
-
-    /// Sets every box from its leaves' boxes (children always follow their parent, so a
-    /// reverse pass sees children first).
-    fn fit(&mut self, leaf_box: impl Fn(u32) -> Aabb) {
-        for index in (0..self.nodes.len()).rev() {
-            let node = self.nodes[index];
-            if node.is_leaf() {
-                let leaf = leaf_box(node.link());
-                self.nodes[index].set_bounds(leaf.min, leaf.max);
-            } else {
-                let (first, second) = (self.nodes[index + 1], self.nodes[self.second_child(index)]);
-                self.nodes[index].set_union(&first, &second);
-            }
-        }
-    }
-
-    /// Depth-first walk, first children first: `enter(box, Some(item))` is called for every
-    /// leaf reached, `enter(box, None)` for every inner node, which is descended only if it
-    /// returns true.
-    /// The walk needs no stack: a node's first child is the next node, and an inner node
-    /// links to the node after its subtree, where the walk goes on when it skips it.
-    fn walk(&self, mut enter: impl FnMut(&NodeBox, Option<u32>) -> bool) {
-        let mut index = 0;
-        while let Some(node) = self.nodes.get(index) {
-            let item = node.is_leaf().then(|| node.link());
-            let descend = enter(node, item) && item.is_none();
-            index = if descend || item.is_some() {
-                index + 1
-            } else {
-                node.link() as usize
-            };
-        }
     }
 
     /// The second child of inner node `index`: the node after its first child's subtree.
@@ -197,16 +149,19 @@ impl Bvh {
 
     /// The largest item below node `index` (a leaf's own).
     pub(super) fn last(&self, index: usize) -> u32 {
-        self.nodes[index].last()
+        self.nodes[index].last
     }
 
     fn split(&mut self, order: &mut [u32], centroids: &[DVec3]) -> usize {
         let index = self.nodes.len();
         if let [item] = order {
-            self.nodes.push(NodeBox::new(NodeBox::LEAF | *item, *item));
+            self.nodes.push(Node {
+                link: Node::LEAF | *item,
+                last: *item,
+            });
             return index;
         }
-        self.nodes.push(NodeBox::new(0, 0));
+        self.nodes.push(Node { link: 0, last: 0 });
         let bounds = order
             .iter()
             .fold(Aabb::EMPTY, |b, &t| b.grow(centroids[t as usize]));
@@ -229,61 +184,12 @@ impl Bvh {
         let (left, right) = order.split_at_mut(middle);
         self.split(left, centroids); // at index + 1
         let second = self.split(right, centroids);
-        let last = self.nodes[index + 1].last().max(self.nodes[second].last());
-        let after = self.nodes.len() as u32;
-        self.nodes[index].set_link(after);
-        self.nodes[index].set_last(last);
+        let last = self.nodes[index + 1].last.max(self.nodes[second].last);
+        self.nodes[index] = Node {
+            link: self.nodes.len() as u32,
+            last,
+        };
         index
-    }
-
-    /// Sets every box from the leaves' new boxes `leaf_boxes` (leaf k = box k), keeping the
-    /// tree's shape.
-    pub fn refit_boxes(&mut self, leaf_boxes: &[(DVec3, DVec3)]) {
-        self.fit(|item| {
-            let (min, max) = leaf_boxes[item as usize];
-            Aabb { min, max }
-        });
-    }
-
-    /// The closest point of the mesh to `p` within `max_distance`, if any.
-    pub fn closest(
-        &self,
-        positions: &[DVec3],
-        triangles: &[[u32; 3]],
-        p: DVec3,
-        max_distance: f64,
-    ) -> Option<Closest> {
-        let mut best: Option<Closest> = None;
-        let mut best_sq = max_distance * max_distance;
-        self.walk(|bounds, item| {
-            if bounds.distance_sq(p) > best_sq {
-                return false;
-            }
-            let Some(triangle) = item else {
-                return true;
-            };
-            let [a, b, c] = triangles[triangle as usize].map(|i| i as usize);
-            let [a, b, c] = [positions[a], positions[b], positions[c]];
-            let (point, weights) = closest_on_triangle(p, a, b, c);
-            let distance_sq = point.distance_squared(p);
-            let better = match best {
-                None => distance_sq <= best_sq,
-                Some(found) => {
-                    distance_sq < best_sq || (distance_sq == best_sq && triangle < found.triangle)
-                }
-            };
-            if better {
-                best_sq = distance_sq;
-                best = Some(Closest {
-                    triangle,
-                    point,
-                    weights,
-                    distance: distance_sq.sqrt(),
-                });
-            }
-            false
-        });
-        best
     }
 }
 
@@ -327,7 +233,6 @@ pub fn closest_on_triangle(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> (DVec3, [f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mesh::primitives;
 
     #[test]
     fn closest_point_regions_of_a_triangle() {
@@ -345,40 +250,5 @@ mod tests {
         let (p, w) = closest_on_triangle(DVec3::new(1.0, 1.0, 0.0), a, b, c);
         assert!((p - DVec3::new(0.5, 0.5, 0.0)).length() < 1e-15);
         assert!((w[1] - 0.5).abs() < 1e-15 && (w[2] - 0.5).abs() < 1e-15);
-    }
-
-    #[test]
-    fn bvh_finds_what_brute_force_finds_and_refits() {
-        let mut mesh = primitives::sphere(1.0, 2);
-        let triangles = mesh.triangles();
-        let mut bvh = Bvh::build(&mesh.positions, &triangles);
-        let brute = |positions: &[DVec3], p: DVec3| {
-            triangles
-                .iter()
-                .map(|t| {
-                    let [a, b, c] = t.map(|i| positions[i as usize]);
-                    closest_on_triangle(p, a, b, c).0.distance(p)
-                })
-                .fold(f64::INFINITY, f64::min)
-        };
-        for k in 0..50 {
-            let q = DVec3::new(
-                (k as f64 * 0.37).sin(),
-                (k as f64 * 0.71).cos(),
-                (k as f64 * 0.13).sin(),
-            ) * 1.6;
-            let found = bvh.closest(&mesh.positions, &triangles, q, 10.0).unwrap();
-            assert!((found.distance - brute(&mesh.positions, q)).abs() < 1e-12);
-        }
-        // Move the mesh and refit: queries follow.
-        mesh.transform(|p| p * 2.0 + DVec3::new(5.0, 0.0, 0.0));
-        let moved: Vec<_> = (triangles.iter())
-            .map(|t| bounds(t.map(|k| mesh.positions[k as usize]), 0.0))
-            .collect();
-        bvh.refit_boxes(&moved);
-        let q = DVec3::new(5.0, 3.0, 0.0);
-        let found = bvh.closest(&mesh.positions, &triangles, q, 10.0).unwrap();
-        assert!((found.distance - brute(&mesh.positions, q)).abs() < 1e-12);
-        assert!(bvh.closest(&mesh.positions, &triangles, q, 0.5).is_none());
     }
 }

@@ -31,6 +31,7 @@ pub mod stencil;
 pub mod tessellate;
 pub mod triangle_sides;
 pub mod wide_bvh;
+pub mod wide_nearest;
 
 use crate::animation::{Animation, Pose};
 use glam::DVec3;
@@ -127,18 +128,15 @@ fn corners_by_vertex(mesh: &MeshGeometry) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// A mesh collider over one substep: vertices at its start and end (sequence and keys applied)
-/// and the BVH refitted to the end.
+/// and the tree over its triangles refitted to the end.
 #[derive(Debug, Clone)]
 pub struct MeshPose {
     pub start: Vec<DVec3>,
     pub end: Vec<DVec3>,
-    /// A tree over the triangles at the end pose for nearest-point queries
-    /// ([`bvh::Bvh::closest`]).
-    pub bvh: bvh::Bvh,
     /// The triangles' boxes at the end pose, and a four-wide tree over them for box queries
-    /// (the feature contacts' search, [`features`]): the binary tree's walks took 18 % of
-    /// `scenes/dancer.toml`'s instructions (docs/benchmarks.md, "Issue 13: the collider
-    /// search on the four-wide tree").
+    /// (the feature contacts' search, [`features`]; the binary tree's walks took 18 % of
+    /// `scenes/dancer.toml`'s instructions, docs/benchmarks.md, "Issue 13: the collider
+    /// search on the four-wide tree") and nearest-point queries ([`wide_nearest`]).
     pub triangle_boxes: wide_bvh::BoxTree,
     /// The largest distance a vertex moved in the substep.
     pub max_motion: f64,
@@ -158,7 +156,6 @@ impl MeshPose {
         let mut pose = MeshPose {
             start: Vec::new(),
             end: Vec::new(),
-            bvh: bvh::Bvh::build(&mesh.frames[0], &mesh.triangles),
             triangle_boxes: wide_bvh::BoxTree::default(),
             max_motion: 0.0,
             vertex_corners,
@@ -184,7 +181,8 @@ impl MeshPose {
     /// nearest point, and `p`'s offset from it in the triangle's own frame.
     pub fn attach(&self, mesh: &MeshGeometry, p: DVec3) -> Option<SurfaceAttachment> {
         let hit = self
-            .bvh
+            .triangle_boxes
+            .tree
             .closest(&self.end, &mesh.triangles, p, f64::INFINITY)?;
         let frame = triangle_frame(&self.end, mesh.triangles[hit.triangle as usize]);
         let offset = p - hit.point;
@@ -223,13 +221,11 @@ impl MeshPose {
                 *p = pose.apply(*p);
             }
         }
-        // The triangles' boxes once, for both trees.
         let end = &self.end;
         let boxes = (mesh.triangles.iter())
             .map(|&[a, b, c]| bvh::bounds([a, b, c].map(|k| end[k as usize]), 0.0));
         let kept = std::mem::take(&mut self.triangle_boxes);
         self.triangle_boxes = wide_bvh::BoxTree::refill(Some(kept), boxes);
-        self.bvh.refit_boxes(&self.triangle_boxes.boxes);
         self.max_motion = self
             .start
             .iter()
@@ -412,7 +408,7 @@ impl PosedCollider<'_> {
             return Some((distance, normal, motion));
         };
         let mesh = self.collider.mesh.as_ref()?;
-        let hit = pose.bvh.closest(&pose.end, &mesh.triangles, p, reach)?;
+        let hit = (pose.triangle_boxes.tree).closest(&pose.end, &mesh.triangles, p, reach)?;
         let face = pose.pseudo_normal(mesh, hit.triangle, hit.weights);
         let outside = (p - hit.point).dot(face) >= 0.0;
         let towards = (p - hit.point).try_normalize().unwrap_or(face);

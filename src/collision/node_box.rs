@@ -1,8 +1,7 @@
-//! The boxes of a search tree's nodes ([`super::bvh`]), rounded outward to `f32` and packed
-//! with the node's two links into 32 bytes: two nodes per cache line (the `f64` nodes took
-//! 64 bytes; docs/benchmarks.md, "Issue 13: tree nodes in `f32`, a stackless walk, no libm
-//! floor"). The tree's nearest-point walk reads them; box queries go to the four-wide tree
-//! ([`super::wide_bvh`]), which rounds its boxes with the same [`outward`].
+//! Boxes rounded outward to `f32`: the slots of the four-wide trees ([`super::wide_bvh`])
+//! hold their boxes this way, four to a node in half the bytes of `f64` (docs/benchmarks.md,
+//! "Issue 13: tree nodes in `f32`, a stackless walk, no libm floor", where the binary tree's
+//! nodes were first rounded so).
 //!
 //! **Same answers.** Rounding outward (each lower corner to an `f32` below it, each upper
 //! corner to one above, [`down`] and [`up`]) makes a node's box contain the `f64` box it
@@ -12,76 +11,6 @@
 //! infinite or NaN, outward either way.
 
 use glam::DVec3;
-
-/// A node's box rounded outward to `f32`, with the node's links in the fourth lane of each
-/// corner (read as `u32`, never compared): the lower corner carries `link` (a leaf's item,
-/// with [`NodeBox::LEAF`] set, or for an inner node the node after its subtree), the upper
-/// carries `last` (the largest item below).
-#[derive(Debug, Clone, Copy)]
-#[repr(C, align(16))]
-pub struct NodeBox {
-    lower: [f32; 3],
-    link: u32,
-    upper: [f32; 3],
-    last: u32,
-}
-
-impl NodeBox {
-    /// The bit of `link` that marks a leaf (items must stay below it).
-    pub const LEAF: u32 = 1 << 31;
-
-    /// An empty box with its links.
-    pub fn new(link: u32, last: u32) -> NodeBox {
-        NodeBox {
-            lower: [f32::INFINITY; 3],
-            link,
-            upper: [f32::NEG_INFINITY; 3],
-            last,
-        }
-    }
-
-    pub fn link(&self) -> u32 {
-        self.link & !Self::LEAF
-    }
-
-    pub fn set_link(&mut self, link: u32) {
-        self.link = link | (self.link & Self::LEAF);
-    }
-
-    pub fn is_leaf(&self) -> bool {
-        self.link & Self::LEAF != 0
-    }
-
-    pub fn last(&self) -> u32 {
-        self.last
-    }
-
-    pub fn set_last(&mut self, last: u32) {
-        self.last = last;
-    }
-
-    /// Sets the box to `[min, max]` rounded outward.
-    pub fn set_bounds(&mut self, min: DVec3, max: DVec3) {
-        (self.lower, self.upper) = outward(min, max);
-    }
-
-    /// Sets the box to the smallest one holding the boxes of `a` and `b` (exact: the
-    /// corners are already `f32`).
-    pub fn set_union(&mut self, a: &NodeBox, b: &NodeBox) {
-        for k in 0..3 {
-            self.lower[k] = a.lower[k].min(b.lower[k]);
-            self.upper[k] = a.upper[k].max(b.upper[k]);
-        }
-    }
-
-    /// Squared distance from `p` to the box (0 inside): never more than to the `f64` box
-    /// it stands for.
-    pub fn distance_sq(&self, p: DVec3) -> f64 {
-        let lower = DVec3::from_array(self.lower.map(f64::from));
-        let upper = DVec3::from_array(self.upper.map(f64::from));
-        (lower - p).max(p - upper).max(DVec3::ZERO).length_squared()
-    }
-}
 
 /// The corners of the box `[min, max]` rounded outward ([`down`], [`up`]).
 pub(super) fn outward(min: DVec3, max: DVec3) -> ([f32; 3], [f32; 3]) {
@@ -140,33 +69,6 @@ mod tests {
         for v in [f64::NAN, 3.5e38, -3.5e38] {
             assert!(down(v).is_nan() || f64::from(down(v)) <= v, "{v}");
             assert!(up(v).is_nan() || f64::from(up(v)) >= v, "{v}");
-        }
-    }
-
-    /// A node's rounded box holds the `f64` box it was set to (every corner at distance 0)
-    /// and no point well outside it; the links in the fourth lanes are left as they were.
-    #[test]
-    fn a_node_box_holds_its_f64_box_and_keeps_its_links() {
-        let corner = |k: u32| {
-            let t = f64::from(k);
-            DVec3::new((t * 0.71).sin(), (t * 1.37).cos(), (t * 0.29).sin()) * 0.5
-        };
-        for a in 0..300u32 {
-            let (min, max) = (corner(a), corner(a) + 0.1 * f64::from(a % 7));
-            let mut node = NodeBox::new(NodeBox::LEAF | a, a);
-            node.set_bounds(min, max);
-            for k in 0..8 {
-                let pick = |bit: u32, low: f64, high: f64| if k & bit == 0 { low } else { high };
-                let p = DVec3::new(
-                    pick(1, min.x, max.x),
-                    pick(2, min.y, max.y),
-                    pick(4, min.z, max.z),
-                );
-                assert_eq!(node.distance_sq(p), 0.0, "{a}: corner {k}");
-            }
-            assert!(node.distance_sq(max + DVec3::splat(1e-4)) > 0.0, "{a}");
-            assert!(node.distance_sq(min - DVec3::splat(1e-4)) > 0.0, "{a}");
-            assert!((node.is_leaf(), node.link(), node.last()) == (true, a, a));
         }
     }
 }

@@ -36,23 +36,23 @@ use glam::DVec3;
 /// A wide node: four child slots, each a leaf (`LEAF | item`) or another wide node.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
-struct WideNode {
+pub(super) struct WideNode {
     /// Lower corners of the slots' boxes by axis: `lower[axis][slot]`.
-    lower: [[f32; 4]; 3],
+    pub(super) lower: [[f32; 4]; 3],
     /// Upper corners, as `lower`.
-    upper: [[f32; 4]; 3],
+    pub(super) upper: [[f32; 4]; 3],
     /// Each slot's wide node, or `LEAF | item` for a leaf.
-    child: [u32; 4],
+    pub(super) child: [u32; 4],
     /// The largest item below each slot; [`EMPTY`] for an unused slot.
-    last: [u32; 4],
+    pub(super) last: [u32; 4],
 }
 
 /// The bit of a slot's `child` that marks a leaf (items stay below it).
-const LEAF: u32 = 1 << 31;
+pub(super) const LEAF: u32 = 1 << 31;
 
 /// The `last` of an unused slot: −1 read as `i32`, below every item, so the walk's
 /// "holds an item at or after `first`" test ([`later_slots`]) never passes it.
-const EMPTY: u32 = u32::MAX;
+pub(super) const EMPTY: u32 = u32::MAX;
 
 /// Slots a walk may hold at once: a wide level takes two binary levels, a binary tree of
 /// median splits over fewer than 2³¹ items is at most 32 deep, so at most 16 wide levels,
@@ -60,7 +60,7 @@ const EMPTY: u32 = u32::MAX;
 /// [`WideBvh::over_boxes`] checks each tree against it once, so that the walk pushes
 /// without a bounds check (1 % of the self-colliding pile's instructions;
 /// docs/benchmarks.md, "Issue 13: the edge side test in lanes").
-const STACK: usize = 3 * 16 + 1;
+pub(super) const STACK: usize = 3 * 16 + 1;
 
 impl WideNode {
     const UNUSED: WideNode = WideNode {
@@ -224,6 +224,12 @@ impl WideBvh {
             self.nodes[at].last[slot] = binary.last(below);
         }
         (at as u32, levels)
+    }
+
+    /// The nodes, depth first from the root (for the nearest-point walk,
+    /// [`super::wide_nearest`]).
+    pub(super) fn nodes(&self) -> &[WideNode] {
+        &self.nodes
     }
 
     /// Sets every box from `leaf_boxes` (leaf k = box k), keeping the tree's shape, when it

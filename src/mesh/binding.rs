@@ -49,7 +49,8 @@
 //! The frame depends continuously on the positions except where its edge `e` falls parallel
 //! to `d` (a degenerate triangle), so the remainder does not jump from frame to frame.
 
-use crate::collision::bvh::{bounds, closest_on_triangle, Bvh};
+use crate::collision::bvh::{bounds, closest_on_triangle};
+use crate::collision::wide_bvh::WideBvh;
 use crate::mesh::normals::vertex_normal_sums;
 use glam::DVec3;
 
@@ -180,8 +181,8 @@ fn corners<T: Copy>(values: &[T], triangle: [u32; 3]) -> [T; 3] {
 
 impl Binding {
     /// Binds every fine vertex to the nearest coarse triangle (smallest distance to the
-    /// triangle; ties broken by lowest triangle index, deterministic), through a BVH over the
-    /// coarse triangles ([`Bvh::build`], [`Bvh::closest`]). The fine vertices are visited in
+    /// triangle; ties broken by lowest triangle index, deterministic), through a four-wide
+    /// tree over the coarse triangles' boxes ([`WideBvh::closest`]). The fine vertices are visited in
     /// Z order, each search starting with the previous vertex's triangle as the bound, so a
     /// search visits few nodes: about `O(n log n + m log m)` for `n` fine vertices and `m`
     /// triangles, whatever order the fine vertices come in (the order changes the time only,
@@ -209,7 +210,10 @@ impl Binding {
             &triangle_offsets,
             &mut normals,
         );
-        let bvh = Bvh::build(coarse_positions, coarse_triangles);
+        let boxes: Vec<_> = (coarse_triangles.iter())
+            .map(|&triangle| bounds(corners(coarse_positions, triangle), 0.0))
+            .collect();
+        let tree = WideBvh::over_boxes(&boxes);
         let unbound = BoundVertex {
             triangle: 0,
             corners: [0; 3],
@@ -229,9 +233,9 @@ impl Binding {
             // the unbounded search runs. So the order changes the time, never the answer.
             let [a, b, c] = corners(coarse_positions, coarse_triangles[guess as usize]);
             let reach = closest_on_triangle(p, a, b, c).0.distance(p) * (1.0 + 1e-9);
-            let found = bvh
+            let found = tree
                 .closest(coarse_positions, coarse_triangles, p, reach)
-                .or_else(|| bvh.closest(coarse_positions, coarse_triangles, p, f64::INFINITY))
+                .or_else(|| tree.closest(coarse_positions, coarse_triangles, p, f64::INFINITY))
                 .unwrap_or_else(|| panic!("render vertex {k} at {p} has no nearest triangle"));
             guess = found.triangle;
             let triangle = coarse_triangles[found.triangle as usize];
