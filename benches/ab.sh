@@ -65,6 +65,7 @@ meshes) WORKLOADS=(
     "skirt-t1|1|skirt.toml|"
     "skirt-t2|2|skirt.toml|"
     "body-t2|2|body.toml|"
+    "dancer-t1|1|dancer.toml|"
     "dancer-t2|2|dancer.toml|"
 ) ;;
 *) echo "unknown SET=$SET (issue11, issue13, pile or meshes)" >&2; exit 2 ;;

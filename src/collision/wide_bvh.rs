@@ -406,6 +406,9 @@ pub struct BoxTree {
     /// Leaf k's box.
     pub boxes: Vec<(DVec3, DVec3)>,
     pub tree: WideBvh,
+    /// The union of the boxes, in `f64`; NaN corners when a box has one (such a box
+    /// overlaps every query, [`boxes_overlap`], and so does a NaN union).
+    union: (DVec3, DVec3),
 }
 
 impl BoxTree {
@@ -429,9 +432,18 @@ impl BoxTree {
         buffer.extend(boxes);
         let refitted = kept_tree.and_then(|mut tree| tree.refit_boxes(&buffer).then_some(tree));
         let tree = refitted.unwrap_or_else(|| WideBvh::over_boxes(&buffer));
+        let (mut union, mut nan) = ((DVec3::INFINITY, DVec3::NEG_INFINITY), false);
+        for &(min, max) in &buffer {
+            union = (union.0.min(min), union.1.max(max));
+            nan |= min.is_nan() | max.is_nan();
+        }
+        if nan {
+            union = (DVec3::NAN, DVec3::NAN);
+        }
         BoxTree {
             boxes: buffer,
             tree,
+            union,
         }
     }
 
@@ -440,13 +452,19 @@ impl BoxTree {
     /// overlap it (a superset, see the module notes); each is then tested exactly. `stack`
     /// is the walk's, kept by the caller for all its queries: the collider-feature search
     /// asks one query per cloth element and collider, and zeroing a stack for each was 1 %
-    /// of `scenes/dancer.toml`'s instructions.
+    /// of `scenes/dancer.toml`'s instructions. A query beside the union of all the boxes
+    /// overlaps none of them and is answered by that one test, before the walk rounds it to
+    /// `f32` and tests the root's four slots (docs/benchmarks.md, "Issue 13: the
+    /// collider-feature search's swept boxes").
     pub fn for_each_overlapping(
         &self,
         stack: &mut WalkStack,
         query: (DVec3, DVec3),
         mut visit: impl FnMut(u32),
     ) {
+        if !boxes_overlap(query, self.union) {
+            return;
+        }
         self.tree
             .for_each_overlapping_from(&mut stack.0, 0, query, |leaf| {
                 if boxes_overlap(query, self.boxes[leaf as usize]) {
@@ -483,6 +501,55 @@ mod tests {
             assert_eq!(of_nan, 40, "query {nan_query}");
             assert_eq!(pairs.len(), 40 + 5, "the others find themselves alone");
         }
+    }
+
+    /// A kept tree's box query finds exactly the boxes that overlap the query
+    /// ([`boxes_overlap`]), before and after a refill that moves them, for queries beside
+    /// all of them (answered by their union alone), across them, and with NaN corners; and a
+    /// box with a NaN corner is found by every query.
+    #[test]
+    fn box_queries_find_exactly_the_overlapping_boxes() {
+        let found = |tree: &BoxTree, query: (DVec3, DVec3)| {
+            let mut leaves = Vec::new();
+            tree.for_each_overlapping(&mut WalkStack::default(), query, |leaf| leaves.push(leaf));
+            leaves.sort_unstable();
+            leaves
+        };
+        let brute = |boxes: &[(DVec3, DVec3)], query| -> Vec<u32> {
+            (0..boxes.len() as u32)
+                .filter(|&k| boxes_overlap(query, boxes[k as usize]))
+                .collect()
+        };
+        let queries: Vec<_> = (0..120u32)
+            .map(|k| {
+                let u = f64::from(k);
+                let centre = DVec3::new(0.03 * u - 0.6, 0.3 * (0.2 * u).sin(), 0.05 * (k % 3) as f64);
+                bounds([centre], 0.01 + 0.002 * f64::from(k % 5))
+            })
+            .chain([(DVec3::NAN, DVec3::NAN), (DVec3::splat(9.0), DVec3::splat(10.0))])
+            .collect();
+        let mut boxes = wavy_boxes(200, 1);
+        let mut tree = BoxTree::refill(None, boxes.iter().copied());
+        for round in 0..3 {
+            let (mut beside, mut empty) = (0, 0);
+            for &query in &queries {
+                let expected = brute(&boxes, query);
+                assert_eq!(found(&tree, query), expected, "round {round}: {query:?}");
+                beside += usize::from(!boxes_overlap(query, tree.union));
+                empty += usize::from(expected.is_empty());
+            }
+            // Until a box has a NaN corner, many queries lie beside them all.
+            let enough = round == 2 || (beside > 10 && empty >= beside);
+            assert!(enough, "round {round}: {beside} beside, {empty} empty");
+            // Move the boxes (round 1) and give one a NaN corner (round 2).
+            boxes.iter_mut().for_each(|b| *b = (b.0 * 1.5, b.1 * 1.5));
+            if round == 1 {
+                boxes[77].1.y = f64::NAN;
+            }
+            tree = BoxTree::refill(Some(tree), boxes.iter().copied());
+        }
+        let far = (DVec3::splat(9.0), DVec3::splat(10.0));
+        assert_eq!(found(&tree, far), vec![77], "a NaN box overlaps every query");
     }
 
     /// Boxes along a wavy line, in index order along it (as a mesh's items mostly are) or in
