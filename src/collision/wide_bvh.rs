@@ -164,6 +164,9 @@ pub struct WideBvh {
     nodes: Vec<WideNode>,
     /// How many boxes the tree is over.
     leaves: usize,
+    /// The union of the root's slots (every leaf's rounded box), set by every fit; `None`
+    /// for an empty tree or when a slot has a NaN corner (see [`WideBvh::root_box`]).
+    root_box: Option<([f32; 3], [f32; 3])>,
 }
 
 impl WideBvh {
@@ -173,6 +176,7 @@ impl WideBvh {
         let mut tree = WideBvh {
             nodes: Vec::new(),
             leaves: leaf_boxes.len(),
+            root_box: None,
         };
         if !leaf_boxes.is_empty() {
             let (_, levels) = tree.collapse(&Bvh::over_boxes(leaf_boxes), 0);
@@ -263,6 +267,18 @@ impl WideBvh {
                 self.nodes[index].set_slot_box(slot, corners);
             }
         }
+        self.root_box = self.nodes.first().and_then(|root| {
+            let corners = root.lower.iter().chain(&root.upper).flatten();
+            let nan = corners.clone().any(|v| v.is_nan());
+            (!nan).then(|| root.union())
+        });
+    }
+
+    /// A box holding every leaf's rounded box: the union of the root's slots. `None` when
+    /// a slot has a NaN corner, which the union (`f32::min`) would leave out while a walk
+    /// still enters that slot.
+    pub(super) fn root_box(&self) -> Option<([f32; 3], [f32; 3])> {
+        self.root_box
     }
 
     /// Calls `visit` with every leaf of item `first` or later whose rounded box overlaps
