@@ -75,7 +75,7 @@ impl<'a> CrossingPairs<'a> {
     /// Crossing pairs `(i, j)`, `i < j`, with `i` in `first`.
     pub fn count(&self, first: std::ops::Range<usize>) -> usize {
         let corners = |t: [u32; 3]| t.map(|k| self.x[k as usize]);
-        let BoxTree { boxes, tree, .. } = &self.tree;
+        let BoxTree { boxes, tree } = &self.tree;
         let mut count = 0;
         let queries = first.start as u32..first.end as u32;
         tree.for_each_later_pair(

@@ -299,7 +299,7 @@ impl SphereSearch {
     ) {
         let start = pairs.len();
         let particle = |k: u32| particles[k as usize];
-        let BoxTree { boxes, tree, .. } = &self.spheres;
+        let BoxTree { boxes, tree } = &self.spheres;
         tree.later_overlapping_pairs(
             share.map(|k| k as u32),
             |k| boxes[k as usize],
@@ -381,7 +381,7 @@ impl EdgeSearch {
         rules: &impl NearRules,
         pairs: &mut Vec<[u32; 2]>,
     ) {
-        let BoxTree { boxes, tree, .. } = &self.edges;
+        let BoxTree { boxes, tree } = &self.edges;
         tree.later_overlapping_pairs(
             edge_share.map(|i| i as u32),
             |i| boxes[i as usize],

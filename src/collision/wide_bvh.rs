@@ -164,9 +164,9 @@ pub struct WideBvh {
     nodes: Vec<WideNode>,
     /// How many boxes the tree is over.
     leaves: usize,
-    /// The union of the root's slots (every leaf's rounded box), set by every fit; `None`
-    /// for an empty tree or when a slot has a NaN corner (see [`WideBvh::root_box`]).
-    root_box: Option<([f32; 3], [f32; 3])>,
+    /// The union of the root's slots (every leaf's rounded box) in `f64`, set by every fit;
+    /// `None` for an empty tree or when a slot has a NaN corner (see [`WideBvh::root_box`]).
+    root_box: Option<(DVec3, DVec3)>,
 }
 
 impl WideBvh {
@@ -270,14 +270,17 @@ impl WideBvh {
         self.root_box = self.nodes.first().and_then(|root| {
             let corners = root.lower.iter().chain(&root.upper).flatten();
             let nan = corners.clone().any(|v| v.is_nan());
-            (!nan).then(|| root.union())
+            let widen = |corner: [f32; 3]| DVec3::from_array(corner.map(f64::from));
+            (!nan)
+                .then(|| root.union())
+                .map(|(lower, upper)| (widen(lower), widen(upper)))
         });
     }
 
-    /// A box holding every leaf's rounded box: the union of the root's slots. `None` when
-    /// a slot has a NaN corner, which the union (`f32::min`) would leave out while a walk
-    /// still enters that slot.
-    pub(super) fn root_box(&self) -> Option<([f32; 3], [f32; 3])> {
+    /// A box holding every leaf's rounded box: the union of the root's slots, its `f32`
+    /// corners widened to `f64` (exactly). `None` when a slot has a NaN corner, which the
+    /// union (`f32::min`) would leave out while a walk still enters that slot.
+    pub(super) fn root_box(&self) -> Option<(DVec3, DVec3)> {
         self.root_box
     }
 
@@ -422,9 +425,6 @@ pub struct BoxTree {
     /// Leaf k's box.
     pub boxes: Vec<(DVec3, DVec3)>,
     pub tree: WideBvh,
-    /// The union of the boxes, in `f64`; NaN corners when a box has one (such a box
-    /// overlaps every query, [`boxes_overlap`], and so does a NaN union).
-    union: (DVec3, DVec3),
 }
 
 impl BoxTree {
@@ -448,18 +448,9 @@ impl BoxTree {
         buffer.extend(boxes);
         let refitted = kept_tree.and_then(|mut tree| tree.refit_boxes(&buffer).then_some(tree));
         let tree = refitted.unwrap_or_else(|| WideBvh::over_boxes(&buffer));
-        let (mut union, mut nan) = ((DVec3::INFINITY, DVec3::NEG_INFINITY), false);
-        for &(min, max) in &buffer {
-            union = (union.0.min(min), union.1.max(max));
-            nan |= min.is_nan() | max.is_nan();
-        }
-        if nan {
-            union = (DVec3::NAN, DVec3::NAN);
-        }
         BoxTree {
             boxes: buffer,
             tree,
-            union,
         }
     }
 
@@ -468,18 +459,21 @@ impl BoxTree {
     /// overlap it (a superset, see the module notes); each is then tested exactly. `stack`
     /// is the walk's, kept by the caller for all its queries: the collider-feature search
     /// asks one query per cloth element and collider, and zeroing a stack for each was 1 %
-    /// of `scenes/dancer.toml`'s instructions. A query beside the union of all the boxes
-    /// overlaps none of them and is answered by that one test, before the walk rounds it to
-    /// `f32` and tests the root's four slots (docs/benchmarks.md, "Issue 13: the
-    /// collider-feature search's swept boxes").
+    /// of `scenes/dancer.toml`'s instructions. A query beside the root's box (which holds
+    /// every box, [`WideBvh::root_box`]) overlaps none of them and is answered by that one
+    /// test, before the walk rounds it to `f32` and tests the root's four slots
+    /// (docs/benchmarks.md, "Issue 13: the collider-feature search's swept boxes"). Without
+    /// a root box (a NaN corner in a root slot) the walk decides.
     pub fn for_each_overlapping(
         &self,
         stack: &mut WalkStack,
         query: (DVec3, DVec3),
         mut visit: impl FnMut(u32),
     ) {
-        if !boxes_overlap(query, self.union) {
-            return;
+        if let Some(root) = self.tree.root_box() {
+            if !boxes_overlap(query, root) {
+                return;
+            }
         }
         self.tree
             .for_each_overlapping_from(&mut stack.0, 0, query, |leaf| {
@@ -521,7 +515,7 @@ mod tests {
 
     /// A kept tree's box query finds exactly the boxes that overlap the query
     /// ([`boxes_overlap`]), before and after a refill that moves them, for queries beside
-    /// all of them (answered by their union alone), across them, and with NaN corners; and a
+    /// all of them (answered by the root's box alone), across them, and with NaN corners; and a
     /// box in the root with a NaN coordinate is found by a query that overlaps it on the
     /// other axes.
     #[test]
@@ -556,7 +550,8 @@ mod tests {
             for &query in &queries {
                 let expected = brute(&boxes, query);
                 assert_eq!(found(&tree, query), expected, "round {round}: {query:?}");
-                beside += usize::from(!boxes_overlap(query, tree.union));
+                let root = tree.tree.root_box().expect("no NaN corner");
+                beside += usize::from(!boxes_overlap(query, root));
                 empty += usize::from(expected.is_empty());
             }
             let enough = beside > 10 && empty >= beside;
@@ -568,8 +563,9 @@ mod tests {
         // A NaN coordinate overlaps on its axis whatever the query; the others still decide.
         // In a tree of three boxes, all in the root, the walk finds box 1 (NaN `y`) from a
         // query over it in `x` and `z` but far above everything in `y`: beside the union of
-        // the finite corners, which the query must therefore not be tested against. (Deeper
-        // down, a parent's `f32` box leaves a child's NaN out, [`WideNode::union`].)
+        // the finite corners, so the tree must keep no root box to test it against. (Deeper
+        // down, a parent's `f32` box leaves a child's NaN out, [`WideNode::union`], and the
+        // walk does not reach it either.)
         let mut three = wavy_boxes(3, 1);
         three[1].1.y = f64::NAN;
         let (low, high) = three[1];

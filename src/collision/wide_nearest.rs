@@ -36,14 +36,14 @@ pub struct Closest {
     pub distance: f64,
 }
 
-/// The squared gap between `p` and `[lower, upper]` on one axis (0 inside), in `f64` from
-/// the `f32` corners. The maxima are comparisons, not `f64::max`, whose NaN rule costs three
-/// more instructions each: a NaN gap becomes 0 here. Rounding is monotone, so a box inside
-/// another is never farther by this measure.
+/// The squared gap between `p` and `[lower, upper]` on one axis (0 inside), the corners
+/// being `f32` values widened. The maxima are comparisons, not `f64::max`, whose NaN rule
+/// costs three more instructions each: a NaN gap becomes 0 here. Rounding is monotone, so a
+/// box inside another is never farther by this measure.
 #[inline(always)]
-fn gap_sq(lower: f32, upper: f32, p: f64) -> f64 {
-    let below = f64::from(lower) - p;
-    let above = p - f64::from(upper);
+fn gap_sq(lower: f64, upper: f64, p: f64) -> f64 {
+    let below = lower - p;
+    let above = p - upper;
     let gap = if below > above { below } else { above };
     let gap = if gap > 0.0 { gap } else { 0.0 };
     gap * gap
@@ -56,7 +56,7 @@ fn slot_distances_sq(node: &WideNode, p: DVec3) -> [f64; 4] {
     let mut sum = [0.0f64; 4];
     for ((lower, upper), p) in node.lower.iter().zip(&node.upper).zip(p.to_array()) {
         for (slot, sum) in sum.iter_mut().enumerate() {
-            *sum += gap_sq(lower[slot], upper[slot], p);
+            *sum += gap_sq(f64::from(lower[slot]), f64::from(upper[slot]), p);
         }
     }
     sum
@@ -116,7 +116,6 @@ impl WideBvh {
         // slot of the root too: answered without a walk (most particles of a dress are far
         // from the torso's and the legs' boxes).
         if let Some((lower, upper)) = self.root_box() {
-            let p = p.to_array();
             let to_root = (0..3).fold(0.0, |sum, axis| {
                 sum + gap_sq(lower[axis], upper[axis], p[axis])
             });
