@@ -8,11 +8,13 @@
 //! boxes are computed together; slots farther than the best triangle so far are dropped,
 //! leaves are tested nearest first, and inner slots are pushed farthest first, so the
 //! nearest is walked next and its triangles shrink the bound before the others are reached.
-//! A popped node farther than the bound by then is skipped. A mesh pose used to keep a binary
-//! tree for these queries beside the wide tree for box queries, and refit both in every
-//! substep on thread 0: the binary refit was 1.5 % of `scenes/dancer.toml`'s instructions, and
-//! its walks, one node per step, 11 % (docs/benchmarks.md, "Issue 13: nearest points on the
-//! four-wide tree").
+//! A popped node farther than the bound by then is skipped, and a point farther than the
+//! bound from the root's box ([`WideBvh::root_box`]) is answered before any walk. A mesh
+//! pose used to keep a binary tree for these queries beside the wide tree for box queries,
+//! and refit both in every substep on thread 0 while the other threads waited: the binary
+//! refit was 1.5 % of `scenes/dancer.toml`'s instructions. This walk costs about what the
+//! binary tree's did (docs/benchmarks.md, "Issue 13: the collider-feature search's swept
+//! boxes").
 //!
 //! **Same answer on any tree.** The result is the triangle with the smallest squared
 //! distance, the lowest index among equally close ones, within `max_distance`: a minimum
