@@ -18,6 +18,7 @@
 //! ([`ContactLevels::schedule`]); otherwise thread 0 projects the sorted sequence alone, which is
 //! the same computation.
 
+use super::parallel::sort_into_buckets;
 use std::ops::Range;
 
 /// Contacts per level below which thread 0 projects the whole sequence alone: a barrier costs
@@ -37,7 +38,8 @@ pub struct ContactLevels {
     next_level: Vec<u32>,
     /// Each contact's level.
     level_of: Vec<u32>,
-    /// Scratch of the counting sort: where each level starts in `order`.
+    /// Scratch of the counting sort ([`sort_into_buckets`]): where each level starts in
+    /// `order`.
     starts: Vec<usize>,
 }
 
@@ -94,24 +96,10 @@ impl ContactLevels {
         if count < CONTACTS_PER_LEVEL * levels {
             return false;
         }
-        // Counting sort by level, stable: ascending contact indices within a level. Into
-        // the buffers of the last schedule: nothing allocated per substep once warm.
-        let starts = &mut self.starts;
-        starts.clear();
-        starts.resize(levels + 1, 0);
-        for &level in &self.level_of {
-            starts[level as usize + 1] += 1;
-        }
-        for l in 0..levels {
-            starts[l + 1] += starts[l];
-        }
-        (self.levels).extend((0..levels).map(|l| starts[l]..starts[l + 1]));
-        self.order.resize(count, 0);
-        for (k, &level) in self.level_of.iter().enumerate() {
-            let slot = &mut starts[level as usize];
-            self.order[*slot] = k as u32;
-            *slot += 1;
-        }
+        // Ascending contact indices within a level.
+        let keys = self.level_of.iter().map(|&level| level as usize);
+        sort_into_buckets(keys, levels, &mut self.starts, &mut self.order);
+        (self.levels).extend((0..levels).map(|l| self.starts[l]..self.starts[l + 1]));
         true
     }
 

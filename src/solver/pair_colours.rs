@@ -17,6 +17,7 @@
 //! Every particle a pair writes counts, pinned ones too: a projection writes them (adding
 //! zero), and no two threads may write one particle in a stage.
 
+use super::parallel::sort_into_buckets;
 use std::ops::Range;
 
 /// Colours before the overflow group: one bit each in a particle's mask.
@@ -38,7 +39,8 @@ pub struct PairColours {
     used: Vec<u64>,
     /// Each pair's colour ([`COLOURS`]: the overflow group).
     colour_of: Vec<u8>,
-    /// Scratch of the counting sort: where each group starts in `order`.
+    /// Scratch of the counting sort ([`sort_into_buckets`]): where each group starts in
+    /// `order`.
     starts: Vec<usize>,
 }
 
@@ -70,29 +72,17 @@ impl PairColours {
         for &i in particles.as_flattened() {
             used[i as usize] = 0;
         }
-        // Counting sort by colour, stable: the listed order within a colour.
+        // The listed order within a colour; the overflow group is bucket `COLOURS`.
         let colours = (self.colour_of.iter())
             .map(|&c| (c as usize + 1).min(COLOURS))
             .max()
             .unwrap_or(0);
-        let starts = &mut self.starts;
-        starts.clear();
-        starts.resize(COLOURS + 2, 0);
-        for &colour in &self.colour_of {
-            starts[colour as usize + 1] += 1;
-        }
-        for c in 0..=COLOURS {
-            starts[c + 1] += starts[c];
-        }
+        let keys = self.colour_of.iter().map(|&c| usize::from(c));
+        sort_into_buckets(keys, COLOURS + 1, &mut self.starts, &mut self.order);
+        let starts = &self.starts;
         self.groups.clear();
         (self.groups).extend((0..colours).map(|c| starts[c]..starts[c + 1]));
         self.groups.push(starts[COLOURS]..starts[COLOURS + 1]);
-        self.order.resize(particles.len(), 0);
-        for (k, &colour) in self.colour_of.iter().enumerate() {
-            let slot = &mut starts[colour as usize];
-            self.order[*slot] = k as u32;
-            *slot += 1;
-        }
     }
 
     /// The number of colours (the overflow group not counted).

@@ -148,6 +148,36 @@ pub fn share(range: Range<usize>, index: usize, threads: usize) -> Range<usize> 
     range.start + len * index / threads..range.start + len * (index + 1) / threads
 }
 
+/// Stable counting sort of the indices `0..keys.len()` by their keys (each below `buckets`)
+/// into `order`, ascending within a bucket; leaves `buckets + 1` entries in `starts`, bucket
+/// `b` being `order[starts[b]..starts[b + 1]]`. Into the callers' buffers, so a schedule made
+/// every substep allocates nothing once they have grown: the contacts' wavefront levels
+/// ([`super::contact_levels`]) and the feature pairs' colours ([`super::pair_colours`]).
+pub fn sort_into_buckets(
+    keys: impl ExactSizeIterator<Item = usize> + Clone,
+    buckets: usize,
+    starts: &mut Vec<usize>,
+    order: &mut Vec<u32>,
+) {
+    starts.clear();
+    starts.resize(buckets + 2, 0);
+    for key in keys.clone() {
+        starts[key + 2] += 1;
+    }
+    // Now `starts[b + 1]` is where bucket `b` starts; the scatter moves it to where it ends,
+    // which is where bucket `b + 1` starts.
+    for b in 0..buckets {
+        starts[b + 2] += starts[b + 1];
+    }
+    order.resize(keys.len(), 0);
+    for (k, key) in keys.enumerate() {
+        let slot = &mut starts[key + 1];
+        order[*slot] = k as u32;
+        *slot += 1;
+    }
+    starts.pop();
+}
+
 /// Thread `index` of `threads`'s share of one colour `range` of constraints, in whole batches
 /// of `batch` constraints counted from the colour's start: which constraints share a batch
 /// does not depend on the thread count, only which thread projects it.
@@ -304,6 +334,17 @@ impl crate::constraints::Positions for StageView<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buckets_are_sorted_stably_and_empty_ones_kept() {
+        let keys = [2usize, 0, 2, 3, 0, 2];
+        let (mut starts, mut order) = (vec![9; 2], vec![7; 9]);
+        sort_into_buckets(keys.iter().copied(), 5, &mut starts, &mut order);
+        assert_eq!(order, [1, 4, 0, 2, 5, 3]);
+        assert_eq!(starts, [0, 2, 2, 5, 6, 6]);
+        sort_into_buckets([].into_iter(), 2, &mut starts, &mut order);
+        assert!(order.is_empty() && starts == [0, 0, 0]);
+    }
 
     #[test]
     fn shares_cover_the_range_exactly_once() {
