@@ -86,6 +86,42 @@ pub struct Skin {
     kept: u32,
 }
 
+/// How far some particles strayed from their reference boxes in a substep
+/// ([`Skin::stray`]): per axis the largest `y − B_i.max` and the smallest `y − B_i.min`, and
+/// whether every position was finite and within [`COORDINATE_BOUND`]. Joined over shares by
+/// `max`, `min` and `and`, which are exact and do not depend on the order, so the decision is
+/// the same for any number of threads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stray {
+    above: DVec3,
+    below: DVec3,
+    finite: bool,
+}
+
+impl Stray {
+    /// Of no particle: joins to the other side unchanged.
+    pub const NONE: Stray = Stray {
+        above: DVec3::NEG_INFINITY,
+        below: DVec3::INFINITY,
+        finite: true,
+    };
+
+    /// Of the particles of both.
+    pub fn and(self, other: Stray) -> Stray {
+        Stray {
+            above: self.above.max(other.above),
+            below: self.below.min(other.below),
+            finite: self.finite && other.finite,
+        }
+    }
+}
+
+impl Default for Stray {
+    fn default() -> Stray {
+        Stray::NONE
+    }
+}
+
 impl Skin {
     pub fn new(width: f64) -> Skin {
         Skin {
@@ -96,11 +132,18 @@ impl Skin {
         }
     }
 
-    /// Whether the lists must be rebuilt for the substep `x_prev` → `x`: if the reference
-    /// does not cover it, the substep becomes the new reference (with `K` from how long the
-    /// old one lasted) and this returns true.
-    pub fn update(&mut self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) -> bool {
-        if self.covers(particles, x, x_prev) {
+    /// Whether the lists must be rebuilt for the substep `x_prev` → `x` of `particles`, whose
+    /// [`Self::stray`] is `stray` (over all of them, in any shares): if the reference does not
+    /// cover it, the substep becomes the new reference (with `K` from how long the old one
+    /// lasted) and this returns true.
+    pub fn update(
+        &mut self,
+        stray: Stray,
+        particles: &[u32],
+        x: &[DVec3],
+        x_prev: &[DVec3],
+    ) -> bool {
+        if self.covers(stray) {
             self.kept = self.kept.saturating_add(1); // a resting cloth keeps its lists for good
             return false;
         }
@@ -112,26 +155,37 @@ impl Skin {
         true
     }
 
-    /// Whether lists built at the reference hold every candidate of the substep
-    /// `x_prev` → `x` of `particles` (see the module notes).
-    pub fn covers(&self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) -> bool {
+    /// How far `particles` (any share of the listed ones) strayed from their reference boxes
+    /// in the substep `x_prev` → `x`: the two extremes of the module notes' inequality over
+    /// them. The solver's threads each take a share; [`Stray::and`] joins them (nothing before
+    /// the first build).
+    pub fn stray(&self, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) -> Stray {
+        let mut stray = Stray::NONE;
         if self.reference.is_empty() {
-            return false;
+            return stray;
         }
-        let (mut above, mut below) = (DVec3::NEG_INFINITY, DVec3::INFINITY);
-        let mut finite = true;
         for &i in particles {
             let (min, max) = self.reference[i as usize];
             for y in [x[i as usize], x_prev[i as usize]] {
-                above = above.max(y - max);
-                below = below.min(y - min);
-                finite &= y.abs().max_element() <= COORDINATE_BOUND;
+                stray.above = stray.above.max(y - max);
+                stray.below = stray.below.min(y - min);
+                stray.finite &= y.abs().max_element() <= COORDINATE_BOUND;
             }
         }
+        stray
+    }
+
+    /// Whether lists built at the reference hold every candidate of a substep in which the
+    /// listed particles strayed by `stray` (see the module notes).
+    pub fn covers(&self, stray: Stray) -> bool {
         // A non-finite position, or one beyond the coordinates the rounding slack is made
         // for, covers nothing (`max` would skip a NaN): the lists are rebuilt, and the
         // divergence check stops the run after the substep.
-        finite && (above - below).cmple(DVec3::splat(self.width)).all()
+        !self.reference.is_empty()
+            && stray.finite
+            && (stray.above - stray.below)
+                .cmple(DVec3::splat(self.width))
+                .all()
     }
 
     /// Makes the substep `x_prev` → `x`, continued for `K` more, the reference.
@@ -399,6 +453,20 @@ mod tests {
     use super::*;
     use crate::collision::{edge_edge, particles, point_triangle};
 
+    /// [`Skin::covers`] the motion `x_prev` → `x` of `particles`, with the stray found as
+    /// the solver's threads find it, in shares: every split into two shares joined either
+    /// way round must give the stray of all particles at once.
+    fn covers(skin: &Skin, particles: &[u32], x: &[DVec3], x_prev: &[DVec3]) -> bool {
+        let whole = skin.stray(particles, x, x_prev);
+        for split in 0..=particles.len() {
+            let (a, b) = particles.split_at(split);
+            let (a, b) = (skin.stray(a, x, x_prev), skin.stray(b, x, x_prev));
+            assert_eq!(format!("{:?}", a.and(b)), format!("{whole:?}"));
+            assert_eq!(format!("{:?}", b.and(a)), format!("{whole:?}"));
+        }
+        skin.covers(whole)
+    }
+
     /// Reading a part of the lists across the chunks they were found in gives the pairs of
     /// that part of the joined lists, for chunks of any length (empty ones too).
     #[test]
@@ -489,7 +557,7 @@ mod tests {
                 .collect()
         };
         let (x, x_prev) = (moved(3.1, 5.0), moved(5.3, 4.0));
-        assert!(skin.covers(&particles, &x, &x_prev));
+        assert!(covers(&skin, &particles, &x, &x_prev));
         let n = particles.len() as u32;
         let mut found = 0;
         for (k, &i) in taking.iter().enumerate() {
@@ -609,22 +677,22 @@ mod tests {
         end[1] += step;
         for substep in 1..=k {
             assert!(
-                skin.covers(&particles, &end, &start),
+                covers(&skin, &particles, &end, &start),
                 "substep {substep} of the same motion"
             );
             start = end.clone();
             end[1] += step;
         }
         assert!(
-            !skin.covers(&particles, &end, &start),
+            !covers(&skin, &particles, &end, &start),
             "past the extrapolated substeps"
         );
         // Turning aside by more than the skin ends the lists at once.
         let mut turned = x.clone();
         turned[1] += DVec3::new(0.011, 0.0, 0.0);
-        assert!(!skin.covers(&particles, &turned, &x));
+        assert!(!covers(&skin, &particles, &turned, &x));
         turned[1].x -= 0.002; // 9 mm aside: within S
-        assert!(skin.covers(&particles, &turned, &x));
+        assert!(covers(&skin, &particles, &turned, &x));
     }
 
     #[test]
@@ -632,19 +700,19 @@ mod tests {
         let particles = [0, 1];
         let x = vec![DVec3::ZERO, DVec3::X];
         let mut skin = Skin::new(0.1);
-        assert!(!skin.covers(&particles, &x, &x), "no lists yet");
+        assert!(!covers(&skin, &particles, &x, &x), "no lists yet");
         skin.reset(&particles, &x, &x);
         let shifted: Vec<DVec3> = x.iter().map(|&p| p + DVec3::new(5.0, -3.0, 2.0)).collect();
-        assert!(skin.covers(&particles, &shifted, &shifted));
+        assert!(covers(&skin, &particles, &shifted, &shifted));
         let mut apart = shifted.clone();
         apart[1].x += 0.09;
-        assert!(skin.covers(&particles, &apart, &shifted));
+        assert!(covers(&skin, &particles, &apart, &shifted));
         apart[1].x += 0.02;
-        assert!(!skin.covers(&particles, &apart, &shifted));
+        assert!(!covers(&skin, &particles, &apart, &shifted));
         apart[1] = DVec3::NAN;
-        assert!(!skin.covers(&particles, &apart, &shifted));
+        assert!(!covers(&skin, &particles, &apart, &shifted));
         apart[1] = DVec3::splat(1e14); // beyond what the rounding slack is made for
-        assert!(!skin.covers(&particles, &apart, &shifted));
+        assert!(!covers(&skin, &particles, &apart, &shifted));
     }
 
     #[test]
@@ -663,7 +731,8 @@ mod tests {
             };
             let x_prev = x.clone();
             x[1] += motion;
-            if skin.update(&particles, &x, &x_prev) {
+            let stray = skin.stray(&particles, &x, &x_prev);
+            if skin.update(stray, &particles, &x, &x_prev) {
                 rebuilds.push((substep, skin.extrapolated));
             }
         }

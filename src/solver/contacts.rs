@@ -15,7 +15,9 @@
 //! Candidates are found once per substep, after the prediction: sphere pairs, points on
 //! triangles and edges on edges among the pairs of the near lists
 //! ([`crate::collision::near_lists`]), which are kept while the particles move less than a
-//! skin relative to each other. Thread 0 checks the lists ([`ParticleContacts::lists_stale`]);
+//! skin relative to each other. Every thread measures how far its share of the particles strayed
+//! from the lists' reference ([`ParticleContacts::stray`]), and thread 0 decides from the shares
+//! whether the lists still hold ([`ParticleContacts::lists_stale`]);
 //! then the threads take the pieces of the search from a queue as they come free: the edges',
 //! the triangles' and the particles' trees for new lists ([`ParticleContacts::edge_search`],
 //! [`ParticleContacts::triangle_search`], [`ParticleContacts::sphere_search`]), and chunks
@@ -37,7 +39,7 @@ use crate::collision::bvh::bounds;
 use crate::collision::edge_edge::{self, resolve_edge_contact, segment_distance, EdgeContact};
 use crate::collision::edge_sides;
 use crate::collision::near_lists::{
-    EdgeSearch, NearListChunks, NearLists, NearRules, Skin, SphereSearch, TriangleSearch,
+    EdgeSearch, NearListChunks, NearLists, NearRules, Skin, SphereSearch, Stray, TriangleSearch,
 };
 use crate::collision::particles::{self, resolve_pair};
 use crate::collision::point_triangle::{
@@ -245,14 +247,23 @@ impl ParticleContacts {
         }
     }
 
+    /// How far the listed particles of share `share` of `shares` strayed from the skin's
+    /// reference in the substep from `x_prev` to the predicted `x` (any thread; every thread
+    /// takes a share, and [`Self::lists_stale`] takes the shares joined).
+    pub fn stray(&self, share: usize, shares: usize, x: &[DVec3], x_prev: &[DVec3]) -> Stray {
+        let particles = &self.particles[share_of(0..self.particles.len(), share, shares)];
+        self.skin.stray(particles, x, x_prev)
+    }
+
     /// Whether the near lists no longer cover the substep from the positions at its start
-    /// `x_prev` to the predicted `x`; if so, the skin's reference moves to this substep and
-    /// the lists are rebuilt from it (one thread; then [`Self::sphere_search`],
+    /// `x_prev` to the predicted `x`, in which the listed particles strayed by `stray`
+    /// ([`Self::stray`] of every share, joined); if so, the skin's reference moves to this
+    /// substep and the lists are rebuilt from it (one thread; then [`Self::sphere_search`],
     /// [`Self::triangle_search`] and [`Self::edge_search`], on any).
-    pub fn lists_stale(&mut self, x: &[DVec3], x_prev: &[DVec3]) -> bool {
+    pub fn lists_stale(&mut self, stray: Stray, x: &[DVec3], x_prev: &[DVec3]) -> bool {
         // Without triangles and with spheres of radius 0 nothing is listed (nor searched).
         let listing = self.radius > 0.0 || !self.triangles.is_empty();
-        listing && !self.particles.is_empty() && self.skin.update(&self.particles, x, x_prev)
+        listing && !self.particles.is_empty() && self.skin.update(stray, &self.particles, x, x_prev)
     }
 
     /// Buffers for the swept boxes of every triangle and edge.

@@ -5,6 +5,7 @@
 //! solved by thread 0.
 
 use super::Frame;
+use crate::collision::near_lists::Stray;
 use crate::collision::stencil::Mobility;
 use crate::collision::{resolve_contact, PosedCollider};
 use crate::solver::contacts::{Searches, Touching};
@@ -27,16 +28,30 @@ const HELD_SLACK_RADII: f64 = 0.1;
 pub(super) const CHUNKS_PER_THREAD: usize = 8;
 
 impl Frame<'_> {
-    /// Lists the candidate contacts between particles: thread 0 checks the near lists; the
-    /// threads take the pieces of the search as they come free ([`Self::build_searches`]),
-    /// then the chunks of the candidates ([`Self::test_candidates`]); thread 0 joins the
-    /// chunks in order.
+    /// Lists the candidate contacts between particles: every thread measures how far its
+    /// share of the particles strayed from the near lists' reference, and thread 0 decides
+    /// from the shares whether the lists still hold; the threads take the pieces of the search
+    /// as they come free ([`Self::build_searches`]), then the chunks of the candidates
+    /// ([`Self::test_candidates`]); thread 0 joins the chunks in order.
     pub(super) fn find_particle_contacts(&self, t: usize) {
         // SAFETY: read-only; nobody writes positions in these stages.
         let (x, x_prev) = unsafe { (self.x.as_slice(), self.x_prev.as_slice()) };
+        // In shares: one pass over every particle, thread 0's alone while the others waited,
+        // was a third of what thread 0 did alone on the pile (docs/benchmarks.md, "Issue 13:
+        // the skin measured on every thread, meshes posed on theirs").
+        let stray = (self.particle_contacts.read())
+            .unwrap_or_else(|e| e.into_inner())
+            .stray(t, self.threads, x, x_prev);
+        *self.stray_shares[t]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = stray;
+        self.barrier.wait();
         if t == 0 {
+            let stray = (self.stray_shares.iter())
+                .map(|share| *share.lock().unwrap_or_else(|e| e.into_inner()))
+                .fold(Stray::NONE, Stray::and);
             let mut contacts = (self.particle_contacts.write()).unwrap_or_else(|e| e.into_inner());
-            let stale = contacts.lists_stale(x, x_prev);
+            let stale = contacts.lists_stale(stray, x, x_prev);
             if stale {
                 contacts.lend_lists(self.candidate_chunks);
             }

@@ -423,6 +423,7 @@ impl Solver {
             search_tasks: TaskQueue::default(),
             candidate_tasks: TaskQueue::default(),
             candidate_chunks: &self.candidate_chunks,
+            stray_shares: (0..threads).map(|_| Mutex::default()).collect(),
             touching_shares: (0..threads).map(|_| Mutex::default()).collect(),
             feature_touching: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: SharedSlice::new(&mut self.mesh_poses),
@@ -545,6 +546,8 @@ struct Frame<'a> {
     /// The swept boxes of the self-colliding triangles and edges, filled in shares.
     triangle_boxes: SharedSlice<'a, SweptBox>,
     edge_boxes: SharedSlice<'a, SweptBox>,
+    /// How far each thread's share of the particles strayed from the near lists' reference.
+    stray_shares: Vec<Mutex<crate::collision::near_lists::Stray>>,
     /// How many contacts between particles each thread saw touch in its shares of the levels.
     touching_shares: Vec<Mutex<super::contacts::Touching>>,
     /// How many collider-feature pairs each thread saw push the cloth in its shares of the
