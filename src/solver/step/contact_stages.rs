@@ -9,8 +9,9 @@ use crate::collision::near_lists::Stray;
 use crate::collision::stencil::Mobility;
 use crate::collision::{resolve_contact, PosedCollider};
 use crate::solver::contacts::{Searches, Touching};
-use crate::solver::parallel::share;
+use crate::solver::parallel::{interleaved, share};
 use glam::DVec3;
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 /// How far beyond its contact distance from a collider, in particle radii, a particle still
@@ -20,6 +21,11 @@ use std::sync::atomic::Ordering;
 /// that is in fact a little off the surface only stops it short of the collider, like an
 /// early inelastic contact: it cannot add energy.
 const HELD_SLACK_RADII: f64 = 0.1;
+
+/// Particles per chunk in the stages with collider contacts ([`Frame::collider_chunks`]):
+/// 13 chunks for the dancer's 816, small enough that the rows near the body are dealt to
+/// both threads, large enough that a chunk's loop and its cache lines stay its own.
+const COLLIDER_CHUNK: usize = 64;
 
 /// How many chunks per thread the swept boxes and the candidates are cut into for the task
 /// queues: enough that the last chunk to finish is short beside a thread's whole part, few
@@ -218,12 +224,12 @@ impl Frame<'_> {
         }
     }
 
-    /// Each thread finds, for its share of the particles, the collider holding each one at
+    /// Each thread finds, for its chunks of the particles, the collider holding each one at
     /// the start of the substep: the nearest within [`HELD_SLACK_RADII`] radii beyond its
     /// contact distance. The collider contacts of the substep's iterations then update it
     /// (see [`Self::push_out_of_colliders`]). A function of the positions alone, so a run
     /// resumed from a checkpoint finds the same.
-    pub(super) fn find_held(&self, range: std::ops::Range<usize>, posed: &[PosedCollider]) {
+    pub(super) fn find_held(&self, range: Range<usize>, posed: &[PosedCollider]) {
         if self.contact_held.is_empty() {
             return;
         }
@@ -255,7 +261,27 @@ impl Frame<'_> {
         }
     }
 
-    pub(super) fn solve_contacts(&self, range: std::ops::Range<usize>, posed: &[PosedCollider]) {
+    /// The chunks of the particles thread `t` takes in the stages with collider contacts
+    /// (prediction and held colliders, collider contacts): interleaved chunks of
+    /// [`COLLIDER_CHUNK`], not a contiguous share, because a particle near a mesh collider
+    /// walks its tree while one far from it stops at the root's box, and a garment's rows near
+    /// the body came to one thread: on `scenes/dancer.toml` thread 0's share cost 1.77 G
+    /// instructions in collider distances against 1.08 G for thread 1's (docs/benchmarks.md,
+    /// "Issue 13: the skin measured on every thread, meshes posed on theirs").
+    pub(super) fn collider_chunks(&self, t: usize) -> impl Iterator<Item = Range<usize>> {
+        interleaved(self.x.len(), t, self.threads, COLLIDER_CHUNK)
+    }
+
+    /// The collider contacts of thread `t`'s chunks ([`Self::collider_chunks`]).
+    pub(super) fn solve_collider_contacts(&self, t: usize, posed: &[PosedCollider]) {
+        for chunk in self.collider_chunks(t) {
+            self.solve_contacts(chunk, posed);
+        }
+    }
+
+    /// The collider contacts of particles `range`, which the calling thread alone touches in
+    /// this stage: each particle pushed out of every collider it is inside.
+    fn solve_contacts(&self, range: Range<usize>, posed: &[PosedCollider]) {
         if self.colliders.is_empty() {
             return;
         }

@@ -553,9 +553,9 @@ struct Frame<'a> {
     /// How many collider-feature pairs each thread saw push the cloth in its shares of the
     /// colours.
     feature_touching: Vec<Mutex<usize>>,
-    /// Per collider, its posed mesh: written by thread 0 at the start of every substep when
-    /// `moving_meshes`, read by every thread for the rest of the substep (see
-    /// [`Frame::pose_meshes`]).
+    /// Per collider, its posed mesh: written at the start of every substep when
+    /// `moving_meshes` (each by one thread), read by every thread for the rest of the
+    /// substep (see [`Frame::pose_meshes`]).
     mesh_poses: SharedSlice<'a, Option<MeshPose>>,
     /// Whether any mesh collider moves (a mesh sequence or keyed transforms).
     moving_meshes: bool,
@@ -617,9 +617,7 @@ impl Frame<'_> {
                 self.frame_time + substep as f64 * h,
             );
             if self.moving_meshes {
-                if t == 0 {
-                    self.pose_meshes(start, h);
-                }
+                self.pose_meshes(t, start, h);
                 self.barrier.wait();
             }
             // SAFETY: the poses are written only in `pose_meshes`, after every thread has
@@ -631,8 +629,10 @@ impl Frame<'_> {
                     ..c.posed(start, end)
                 }),
             );
-            self.predict(particles.clone(), h);
-            self.find_held(particles.clone(), &posed);
+            for chunk in self.collider_chunks(t) {
+                self.predict(chunk.clone(), h);
+                self.find_held(chunk, &posed);
+            }
             self.barrier.wait();
             if !self.animated_pins.is_empty() || !self.surface_pins.is_empty() {
                 if t == 0 {
@@ -654,12 +654,12 @@ impl Frame<'_> {
                 }
                 self.solve_fluids(t, &posed);
                 self.solve_particle_contacts(t, first);
-                self.solve_contacts(particles.clone(), &posed);
+                self.solve_collider_contacts(t, &posed);
                 self.barrier.wait();
                 self.solve_feature_contacts(t, &posed);
                 if self.has_shape_matching && self.projective.is_none() {
                     self.solve_whole_objects(t, false, false, h);
-                    self.solve_contacts(particles.clone(), &posed);
+                    self.solve_collider_contacts(t, &posed);
                     self.barrier.wait();
                     self.solve_whole_objects(t, false, false, h);
                 }
@@ -677,16 +677,25 @@ impl Frame<'_> {
         None
     }
 
-    /// Thread 0 poses every moving mesh for the substep from `start` to `start + h` seconds
-    /// while the other threads wait at the barrier after it. Nobody reads the poses here: every
-    /// thread cleared its posed colliders before the barrier that ended the last substep, and
-    /// the stages after that barrier read no pose. Done inside the worker threads so that
-    /// moving meshes do not make the threads meet (and allocate) between substeps.
-    fn pose_meshes(&self, start: f64, h: f64) {
-        // SAFETY: thread 0 alone, while no reference to a pose lives (see above).
-        let mesh_poses = unsafe { self.mesh_poses.all() };
-        for (collider, pose) in self.colliders.iter().zip(mesh_poses) {
-            if let Some(pose) = pose {
+    /// Poses every mesh collider for the substep from `start` to `start + h` seconds, the
+    /// k-th mesh on thread `k mod threads`, while the threads with none wait at the barrier
+    /// after it. Thread 0 posed them all while the others waited: on `scenes/dancer.toml`
+    /// (a torso and legs) that was 0.65 G instructions, a twentieth of thread 0's work
+    /// (docs/benchmarks.md, "Issue 13: the skin measured on every thread, meshes posed on
+    /// theirs"). Each pose is computed as before, whoever computes it, so the bits do not
+    /// change. Nobody reads the poses here: every thread cleared its posed colliders before
+    /// the barrier that ended the last substep, and the stages after that barrier read no
+    /// pose. Done inside the worker threads so that moving meshes do not make the threads
+    /// meet (and allocate) between substeps.
+    fn pose_meshes(&self, t: usize, start: f64, h: f64) {
+        let meshes = (self.colliders.iter().enumerate()).filter(|(_, c)| c.mesh.is_some());
+        for (k, (c, collider)) in meshes.enumerate() {
+            if k % self.threads != t {
+                continue;
+            }
+            // SAFETY: pose `c` is this thread's alone in this stage (k mod threads), and no
+            // reference to a pose lives (see above).
+            if let Some(pose) = &mut unsafe { self.mesh_poses.range(c..c + 1) }[0] {
                 pose.update(collider, start, start + h);
             }
         }
