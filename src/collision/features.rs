@@ -92,6 +92,11 @@ pub struct SearchChunk {
     /// The pairs found, by segment: collider `c`'s vertex–triangle pairs are segment `2c`,
     /// its edge–edge pairs segment `2c + 1`.
     segments: Vec<Vec<Pair>>,
+    /// The cloth particles of each pair of `segments`, in the same places: looked up here,
+    /// on whichever thread searches the chunk, rather than for the joined list by thread 0
+    /// while the others wait (118 M of the dancer's instructions, docs/benchmarks.md,
+    /// "Issue 13: the skin measured on every thread, meshes posed on theirs").
+    particles: Vec<Vec<[u32; 3]>>,
     /// Scratch for one BVH query's hits.
     found: Vec<u32>,
     /// The stack of the collider trees' walks.
@@ -183,6 +188,28 @@ impl FeatureContacts {
         let triangles = share(0..self.triangles.len(), chunk, chunks);
         let edges = share(0..self.edges.len(), chunk, chunks);
         self.search(posed, x, x_prev, margin, (triangles, edges), out);
+        let SearchChunk {
+            segments,
+            particles,
+            ..
+        } = out;
+        particles.resize_with(segments.len(), Vec::new);
+        for (pairs, particles) in segments.iter().zip(particles) {
+            particles.clear();
+            particles.extend(pairs.iter().map(|&pair| self.pair_particles(pair)));
+        }
+    }
+
+    /// The cloth particles pair `pair` reads and moves ([`Sample::particles`]): a triangle's
+    /// three, or an edge's two with the first repeated.
+    fn pair_particles(&self, pair: Pair) -> [u32; 3] {
+        match pair {
+            Pair::VertexTriangle(_, _, t) => self.triangles[t as usize],
+            Pair::EdgeEdge(_, _, f) => {
+                let [a, b] = self.edges[f as usize];
+                [a, b, a]
+            }
+        }
     }
 
     /// Lists this substep's pairs from every chunk: segment by segment, the chunks in order.
@@ -191,21 +218,15 @@ impl FeatureContacts {
     /// ([`PairColours`]): the order the pairs are projected in.
     pub fn join(&mut self, chunks: &[std::sync::Mutex<SearchChunk>]) {
         self.pairs.clear();
+        self.pair_particles.clear();
         let segments = 2 * self.collider_edges.len();
         for segment in 0..segments {
             for chunk in chunks {
                 let chunk = chunk.lock().unwrap_or_else(|e| e.into_inner());
                 self.pairs.extend_from_slice(&chunk.segments[segment]);
+                (self.pair_particles).extend_from_slice(&chunk.particles[segment]);
             }
         }
-        self.pair_particles.clear();
-        (self.pair_particles).extend(self.pairs.iter().map(|&pair| match pair {
-            Pair::VertexTriangle(_, _, t) => self.triangles[t as usize],
-            Pair::EdgeEdge(_, _, f) => {
-                let [a, b] = self.edges[f as usize];
-                [a, b, a]
-            }
-        }));
         self.colours.schedule(&self.pair_particles);
     }
 
@@ -231,6 +252,7 @@ impl FeatureContacts {
             segments,
             found,
             stack,
+            ..
         } = out;
         segments.resize_with(2 * posed.len(), Vec::new);
         segments.iter_mut().for_each(Vec::clear);
