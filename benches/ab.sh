@@ -32,8 +32,15 @@ ONLY=${ONLY:-}
 
 [ $# -ge 1 ] || { sed -n '2,/^set -e/p' "$0" | sed '$d'; exit 2; }
 labels=(); bins=()
+# Every binary is run from a copy made now, all copies alike: byte-identical binaries ran
+# 2-5 % apart at 1 thread on this machine when one file had been there for an hour and the
+# other was just copied, whichever ran first (docs/benchmarks.md, "Issue 13: the skin
+# measured on every thread, meshes posed on theirs").
+mkdir -p "$RESULTS/bin"
 for arg in "$@"; do
-    labels+=("${arg%%=*}"); bins+=("$(realpath "${arg#*=}")")
+    label="${arg%%=*}"
+    cp "$(realpath "${arg#*=}")" "$RESULTS/bin/$label"
+    labels+=("$label"); bins+=("$RESULTS/bin/$label")
 done
 
 # name | threads | scene (relative to $SCENES) | extra arguments
