@@ -166,6 +166,11 @@ impl<const N: usize> Stencil<N> {
         friction: f64,
     ) -> bool {
         let depth = target - n.dot(self.gap(x));
+        // Most listed contacts are apart: decided before the masses and the held directions
+        // are looked up for nothing (the pile's chained contacts are thread 0's alone).
+        if depth <= 0.0 {
+            return false;
+        }
         let w = mobility.contact_inv_masses(self, n);
         let holding: [Option<DVec3>; N] =
             std::array::from_fn(|k| mobility.holding(self.particles[k], n * self.coefficients[k]));
@@ -176,7 +181,7 @@ impl<const N: usize> Stencil<N> {
             self.coefficients[k] * self.coefficients[k] * w[k] * free_share
         };
         let w_sum: f64 = (0..N).map(|k| weight(k, n)).sum();
-        if depth <= 0.0 || w_sum <= 0.0 {
+        if w_sum <= 0.0 {
             return false;
         }
         let step = depth / w_sum;
