@@ -89,8 +89,9 @@ pub struct Skin {
 /// How far some particles strayed from their reference boxes in a substep
 /// ([`Skin::stray`]): per axis the largest `y − B_i.max` and the smallest `y − B_i.min`, and
 /// whether every position was finite and within [`COORDINATE_BOUND`]. Joined over shares by
-/// `max`, `min` and `and`, which are exact and do not depend on the order, so the decision is
-/// the same for any number of threads.
+/// the largest, the smallest and `and`, which are exact and do not depend on the order (but
+/// for the sign of a zero, which no decision sees), so the decision is the same for any
+/// number of threads.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stray {
     above: DVec3,
@@ -106,11 +107,11 @@ impl Stray {
         finite: true,
     };
 
-    /// Of the particles of both.
+    /// Of the particles of both (as [`Skin::stray`] takes each position in).
     pub fn and(self, other: Stray) -> Stray {
         Stray {
-            above: self.above.max(other.above),
-            below: self.below.min(other.below),
+            above: DVec3::select(other.above.cmpgt(self.above), other.above, self.above),
+            below: DVec3::select(other.below.cmplt(self.below), other.below, self.below),
             finite: self.finite && other.finite,
         }
     }
@@ -164,12 +165,18 @@ impl Skin {
         if self.reference.is_empty() {
             return stray;
         }
+        let bound = DVec3::splat(COORDINATE_BOUND);
         for &i in particles {
             let (min, max) = self.reference[i as usize];
             for y in [x[i as usize], x_prev[i as usize]] {
-                stray.above = stray.above.max(y - max);
-                stray.below = stray.below.min(y - min);
-                stray.finite &= y.abs().max_element() <= COORDINATE_BOUND;
+                // Comparisons, not glam's `max` and `min` (which skip a NaN lane by lane, a
+                // few instructions more each): a NaN lane compares false and is kept out
+                // alike, and `finite` then says so.
+                let (over, under) = (y - max, y - min);
+                stray.above = DVec3::select(over.cmpgt(stray.above), over, stray.above);
+                stray.below = DVec3::select(under.cmplt(stray.below), under, stray.below);
+                // Every coordinate compared: `max_element` would skip a NaN one.
+                stray.finite &= y.abs().cmple(bound).all();
             }
         }
         stray
@@ -179,8 +186,8 @@ impl Skin {
     /// listed particles strayed by `stray` (see the module notes).
     pub fn covers(&self, stray: Stray) -> bool {
         // A non-finite position, or one beyond the coordinates the rounding slack is made
-        // for, covers nothing (`max` would skip a NaN): the lists are rebuilt, and the
-        // divergence check stops the run after the substep.
+        // for, covers nothing (the extremes leave a NaN out): the lists are rebuilt, and
+        // the divergence check stops the run after the substep.
         !self.reference.is_empty()
             && stray.finite
             && (stray.above - stray.below)
@@ -710,6 +717,9 @@ mod tests {
         apart[1].x += 0.02;
         assert!(!covers(&skin, &particles, &apart, &shifted));
         apart[1] = DVec3::NAN;
+        assert!(!covers(&skin, &particles, &apart, &shifted));
+        apart[1] = shifted[1];
+        apart[1].y = f64::NAN; // one coordinate is enough
         assert!(!covers(&skin, &particles, &apart, &shifted));
         apart[1] = DVec3::splat(1e14); // beyond what the rounding slack is made for
         assert!(!covers(&skin, &particles, &apart, &shifted));
