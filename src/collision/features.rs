@@ -196,13 +196,13 @@ impl FeatureContacts {
         particles.resize_with(segments.len(), Vec::new);
         for (pairs, particles) in segments.iter().zip(particles) {
             particles.clear();
-            particles.extend(pairs.iter().map(|&pair| self.pair_particles(pair)));
+            particles.extend(pairs.iter().map(|&pair| self.particles_of(pair)));
         }
     }
 
     /// The cloth particles pair `pair` reads and moves ([`Sample::particles`]): a triangle's
     /// three, or an edge's two with the first repeated.
-    fn pair_particles(&self, pair: Pair) -> [u32; 3] {
+    fn particles_of(&self, pair: Pair) -> [u32; 3] {
         match pair {
             Pair::VertexTriangle(_, _, t) => self.triangles[t as usize],
             Pair::EdgeEdge(_, _, f) => {

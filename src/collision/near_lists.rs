@@ -117,12 +117,6 @@ impl Stray {
     }
 }
 
-impl Default for Stray {
-    fn default() -> Stray {
-        Stray::NONE
-    }
-}
-
 impl Skin {
     pub fn new(width: f64) -> Skin {
         Skin {

@@ -261,18 +261,6 @@ impl<'a, T> SharedSlice<'a, T> {
         unsafe { std::slice::from_raw_parts(self.pointer, self.len) }
     }
 
-    /// The whole slice, mutable.
-    ///
-    /// # Safety
-    /// No other thread may access any element until the caller's next barrier wait, and the
-    /// returned reference must not outlive that wait.
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn all(&self) -> &mut [T] {
-        // SAFETY: pointer and len come from a live `&'a mut [T]`; exclusivity is the caller's
-        // promise above.
-        unsafe { std::slice::from_raw_parts_mut(self.pointer, self.len) }
-    }
-
     /// Elements `range`, mutable (bounds-checked).
     ///
     /// # Safety

@@ -46,6 +46,7 @@ use super::contacts::{Candidates, NearSearches, ParticleContacts, SweptBox, Swep
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
 use crate::collision::features::{FeatureContacts, SearchChunk};
+use crate::collision::near_lists::Stray;
 use crate::collision::wide_bvh::BoxTree;
 use crate::collision::{Collider, MeshPose, PosedCollider, SurfaceAttachment};
 use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
@@ -423,7 +424,7 @@ impl Solver {
             search_tasks: TaskQueue::default(),
             candidate_tasks: TaskQueue::default(),
             candidate_chunks: &self.candidate_chunks,
-            stray_shares: (0..threads).map(|_| Mutex::default()).collect(),
+            stray_shares: (0..threads).map(|_| Mutex::new(Stray::NONE)).collect(),
             touching_shares: (0..threads).map(|_| Mutex::default()).collect(),
             feature_touching: (0..threads).map(|_| Mutex::default()).collect(),
             mesh_poses: SharedSlice::new(&mut self.mesh_poses),
@@ -547,7 +548,7 @@ struct Frame<'a> {
     triangle_boxes: SharedSlice<'a, SweptBox>,
     edge_boxes: SharedSlice<'a, SweptBox>,
     /// How far each thread's share of the particles strayed from the near lists' reference.
-    stray_shares: Vec<Mutex<crate::collision::near_lists::Stray>>,
+    stray_shares: Vec<Mutex<Stray>>,
     /// How many contacts between particles each thread saw touch in its shares of the levels.
     touching_shares: Vec<Mutex<super::contacts::Touching>>,
     /// How many collider-feature pairs each thread saw push the cloth in its shares of the
@@ -703,8 +704,8 @@ impl Frame<'_> {
 
     fn predict(&self, range: std::ops::Range<usize>, h: f64) {
         let gravity = self.params.gravity;
-        // SAFETY (all four): `range` is this thread's share of the particles; no other thread
-        // touches it in this stage.
+        // SAFETY (all four): `range` is one of this thread's chunks of the particles
+        // ([`Self::collider_chunks`]); no other thread touches it in this stage.
         let (x, x_prev, v) = unsafe {
             (
                 self.x.range(range.clone()),
