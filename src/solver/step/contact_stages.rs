@@ -73,10 +73,11 @@ impl Frame<'_> {
         self.test_candidates(stale, x, x_prev);
         self.barrier.wait();
         if t == 0 {
-            self.particle_contacts
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .set_candidates(self.candidate_chunks, stale);
+            let mut contacts = (self.particle_contacts.write()).unwrap_or_else(|e| e.into_inner());
+            contacts.set_candidates(self.candidate_chunks, stale);
+            let levels = contacts.level_count();
+            self.particle_contact_levels
+                .store(levels, Ordering::Relaxed);
         }
     }
 
@@ -157,12 +158,7 @@ impl Frame<'_> {
         if !self.has_particle_contacts {
             return;
         }
-        let contacts = || {
-            self.particle_contacts
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-        };
-        let levels = contacts().level_count();
+        let levels = self.particle_contact_levels.load(Ordering::Relaxed);
         if levels == 0 {
             if t == 0 {
                 let mut contacts = self
@@ -180,7 +176,7 @@ impl Frame<'_> {
         }
         let mut touched = Touching::default();
         {
-            let contacts = contacts();
+            let contacts = (self.particle_contacts.read()).unwrap_or_else(|e| e.into_inner());
             let mobility = self.mobility();
             // SAFETY: read-only in this stage.
             let x_prev = unsafe { self.x_prev.as_slice() };
@@ -362,10 +358,10 @@ impl Frame<'_> {
         }
         self.barrier.wait();
         if t == 0 {
-            self.feature_contacts
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .join(self.feature_chunks);
+            let mut features = (self.feature_contacts.write()).unwrap_or_else(|e| e.into_inner());
+            features.join(self.feature_chunks);
+            let shared = features.colours().worth_sharing();
+            self.feature_colours_shared.store(shared, Ordering::Relaxed);
             self.feature_tasks.reset(); // for the next substep: nobody takes until then
         }
         self.barrier.wait();
@@ -379,13 +375,8 @@ impl Frame<'_> {
         if !self.has_feature_contacts {
             return;
         }
-        let features = || {
-            self.feature_contacts
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-        };
         let margin = |c| self.collider_margin(c);
-        if !features().colours().worth_sharing() {
+        if !self.feature_colours_shared.load(Ordering::Relaxed) {
             if t == 0 {
                 let mut features = self
                     .feature_contacts
@@ -402,7 +393,7 @@ impl Frame<'_> {
         }
         let mut touching = 0;
         {
-            let features = features();
+            let features = (self.feature_contacts.read()).unwrap_or_else(|e| e.into_inner());
             let colours = features.colours();
             // SAFETY: read-only in this stage.
             let x_prev = unsafe { self.x_prev.as_slice() };

@@ -420,6 +420,8 @@ impl Solver {
             feature_chunks: &self.feature_chunks,
             feature_tasks: TaskQueue::default(),
             lists_stale: AtomicBool::new(false),
+            particle_contact_levels: AtomicUsize::new(0),
+            feature_colours_shared: AtomicBool::new(false),
             near_searches: &self.near_searches,
             search_tasks: TaskQueue::default(),
             candidate_tasks: TaskQueue::default(),
@@ -534,6 +536,16 @@ struct Frame<'a> {
     feature_tasks: TaskQueue,
     /// Whether the current substep rebuilds the near lists.
     lists_stale: AtomicBool,
+    /// How many levels the substep's contacts between particles are projected in (0: thread
+    /// 0 projects them in sequence), and whether the collider-feature colours are shared by
+    /// the threads: written by thread 0 with the candidates, before a barrier, and read by
+    /// every thread without taking the contacts' locks. Read under the read lock, the
+    /// question raced with thread 0 taking the write lock to solve alone, and a thread that
+    /// asked a moment later slept in the kernel until thread 0 had finished: 541 times in a
+    /// run of `scenes/pile.toml` at 2 threads (docs/benchmarks.md, "Issue 13: what two
+    /// threads can give on this machine").
+    particle_contact_levels: AtomicUsize,
+    feature_colours_shared: AtomicBool,
     /// The searches for new near lists, read by the candidate tests when the lists are
     /// rebuilt; each built by whichever thread takes the task, kept by the solver from one
     /// rebuild to the next.
