@@ -1,0 +1,188 @@
+//! What two threads can give on this machine, beside what a scene gets from them.
+//!
+//! The issue's target for the pile is a 2-thread speed-up of 1.7. Whether a scene falls short
+//! of it because of the solver (serial stages, waiting at barriers) or because of the machine
+//! (two vCPUs that share a physical core's execution units with each other or with other
+//! tenants) cannot be told from the scene alone. So each round times, back to back:
+//!
+//! 1. the *ceiling*: an arithmetic loop with no shared data and no synchronisation (twelve
+//!    independent chains of four `f64` lanes, bound by the floating-point units like the
+//!    solver's kernels), once on one thread and then twice as much on two; its speed-up is
+//!    the most any parallel code can get in that minute;
+//! 2. `BINARY run SCENE --no-output --quiet` at `--threads 1` and `--threads 2`.
+//!
+//! and prints per round both speed-ups and the scene's share of the ceiling, then their
+//! medians (docs/benchmarks.md, "Issue 13: what two threads can give on this machine").
+//!
+//! ```sh
+//! cargo bench --bench ceiling -- target/release/xpbd-sim scenes/pile.toml 15
+//! ```
+//!
+//! Without arguments it times the ceiling alone, 15 rounds.
+
+use std::hint::black_box;
+use std::process::Command;
+use std::time::Instant;
+
+/// Multiply–add steps per chain in one thread's share: about 0.2 s on the Zen 3 of
+/// docs/benchmarks.md.
+const STEPS: u64 = 60_000_000;
+
+/// One thread's share of the ceiling loop: `STEPS` steps of twelve independent chains of four
+/// `f64` lanes (a multiply and an add each, 6 cycles of latency a step on Zen 3, so twelve
+/// chains keep its two multiply and two add pipes busy), in AVX2 registers where the CPU has
+/// them, as the solver's kernels run (`SimdPath::chosen`); the same arithmetic in plain
+/// `f64` arrays otherwise.
+fn chains(steps: u64) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { chains_avx2(steps) };
+    }
+    let mut acc: [[f64; 4]; 12] = std::array::from_fn(|k| [1.0 + 0.01 * k as f64; 4]);
+    for step in 0..steps {
+        let add = 1e-9 * step as f64;
+        for chain in &mut acc {
+            for value in chain {
+                *value = *value * 0.999_999_9 + add;
+            }
+        }
+    }
+    acc.iter().flatten().sum()
+}
+
+/// [`chains`] in AVX2 registers.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+unsafe fn chains_avx2(steps: u64) -> f64 {
+    use std::arch::x86_64::*;
+    let factor = _mm256_set1_pd(0.999_999_9);
+    let mut acc: [__m256d; 12] = std::array::from_fn(|k| _mm256_set1_pd(1.0 + 0.01 * k as f64));
+    for step in 0..steps {
+        let add = _mm256_set1_pd(1e-9 * step as f64);
+        for chain in &mut acc {
+            *chain = _mm256_add_pd(_mm256_mul_pd(*chain, factor), add);
+        }
+    }
+    let mut lanes = [0.0; 4];
+    let sum = acc
+        .iter()
+        .fold(_mm256_setzero_pd(), |s, &c| _mm256_add_pd(s, c));
+    // SAFETY: `lanes` holds four `f64`.
+    unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), sum) };
+    lanes.iter().sum()
+}
+
+/// Seconds for one share on one thread, and for two shares on two threads.
+fn ceiling_round() -> (f64, f64) {
+    let start = Instant::now();
+    black_box(chains(black_box(STEPS)));
+    let one = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let other = std::thread::spawn(|| black_box(chains(black_box(STEPS))));
+    black_box(chains(black_box(STEPS)));
+    other.join().expect("the ceiling's second thread");
+    (one, start.elapsed().as_secs_f64())
+}
+
+/// Wall seconds of `binary run scene` at `threads`, or `None` if it failed.
+fn scene_seconds(binary: &str, scene: &str, threads: u32) -> Option<f64> {
+    let out = std::env::temp_dir().join(format!("xpbd-ceiling-{threads}"));
+    let start = Instant::now();
+    let status = Command::new(binary)
+        .args(["run", scene, "--no-output", "--quiet", "--threads"])
+        .arg(threads.to_string())
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .ok()?;
+    let seconds = start.elapsed().as_secs_f64();
+    status.success().then_some(seconds)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; the rest are ours.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let scene = match &args[..] {
+        [] => None,
+        [binary, scene] | [binary, scene, _] => Some((binary.as_str(), scene.as_str())),
+        _ => {
+            eprintln!("usage: cargo bench --bench ceiling -- [BINARY SCENE [ROUNDS]]");
+            std::process::exit(2);
+        }
+    };
+    let rounds: usize = match args.get(2).map(|r| r.parse()) {
+        None => 15,
+        Some(Ok(r)) if r > 0 => r,
+        Some(_) => {
+            eprintln!("ROUNDS must be a positive whole number");
+            std::process::exit(2);
+        }
+    };
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load before: {}", load.trim());
+    }
+    println!("| round | ceiling 1 thread s | ceiling 2 threads s (2× work) | ceiling speed-up | scene 1 thread s | scene 2 threads s | scene speed-up | scene / ceiling |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    let (mut ceilings, mut speedups, mut shares) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        let (one, two) = ceiling_round();
+        let ceiling = 2.0 * one / two;
+        ceilings.push(ceiling);
+        let mut row = format!("| {round} | {one:.3} | {two:.3} | {ceiling:.2} |");
+        if let Some((binary, scene)) = scene {
+            let times = (
+                scene_seconds(binary, scene, 1),
+                scene_seconds(binary, scene, 2),
+            );
+            if let (Some(t1), Some(t2)) = times {
+                let speedup = t1 / t2;
+                speedups.push(speedup);
+                shares.push(speedup / ceiling);
+                row += &format!(
+                    " {t1:.3} | {t2:.3} | {speedup:.2} | {:.2} |",
+                    speedup / ceiling
+                );
+            } else {
+                row += " failed | failed | | |";
+            }
+        } else {
+            row += " | | | |";
+        }
+        println!("{row}");
+    }
+    println!(
+        "\nceiling speed-up: median {:.2} (range {:.2}–{:.2})",
+        median(&mut ceilings),
+        ceilings[0],
+        ceilings[ceilings.len() - 1]
+    );
+    if !speedups.is_empty() {
+        println!(
+            "scene speed-up: median {:.2} (range {:.2}–{:.2}); scene / ceiling: median {:.2}",
+            median(&mut speedups),
+            speedups[0],
+            speedups[speedups.len() - 1],
+            median(&mut shares)
+        );
+    }
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load after: {}", load.trim());
+    }
+}
