@@ -118,12 +118,18 @@ fn chunked_by<T: Send>(
     size: usize,
     f: impl Fn(Range<usize>) -> T + Sync,
 ) -> Vec<T> {
-    pool.install(|| {
-        (0..n.div_ceil(size))
-            .into_par_iter()
-            .map(|c| f(c * size..((c + 1) * size).min(n)))
-            .collect()
-    })
+    let chunks = n.div_ceil(size);
+    let chunk = |c: usize| f(c * size..((c + 1) * size).min(n));
+    if chunks <= 1 || pool.current_num_threads() == 1 {
+        // On the calling thread when the pool could not share the work: the same chunks,
+        // so the same sums. Handing them to the pool woke a worker and put this thread to
+        // sleep until it was done, four system calls each time, and a frame made a dozen
+        // such calls (one per kind of constraint): half the diagnostics' time on small
+        // scenes (docs/benchmarks.md, "Issue 13: what two threads can give on this
+        // machine").
+        return (0..chunks).map(chunk).collect();
+    }
+    pool.install(|| (0..chunks).into_par_iter().map(chunk).collect())
 }
 
 /// Triangles per chunk of the crossing-pair count: a tree query each, so far fewer than
