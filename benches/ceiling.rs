@@ -8,7 +8,7 @@
 //! 1. the *ceiling*: an arithmetic loop with no shared data and no synchronisation (twelve
 //!    independent chains of four `f64` lanes, bound by the floating-point units like the
 //!    solver's kernels), once on one thread and then twice as much on two; its speed-up is
-//!    the most any parallel code can get in that minute;
+//!    what compute-bound work with nothing shared gets from the second thread in that minute;
 //! 2. `BINARY run SCENE --no-output --quiet` at `--threads 1` and `--threads 2`.
 //!
 //! and prints per round both speed-ups and the scene's share of the ceiling, then their
