@@ -17,6 +17,7 @@
 //!   the object layouts, and per written vertex the encoded constant parts and frame buffer
 //!   ([`PLY_BYTES_PER_VERTEX`], [`OBJ_BYTES_PER_VERTEX`], measured).
 
+use crate::collision::clearance::Clearance;
 use crate::collision::wide_bvh::BoxTree;
 use crate::model::{Model, ObjectLayout};
 use crate::scene::types::Format;
@@ -79,7 +80,9 @@ fn projective_bytes(model: &Model) -> usize {
 /// Per particle: the model's arrays (x, x_prev, v, inverse mass, mass, owner) and the
 /// solver's (collider contact, collides flag; frame motion only with frame files; normals and
 /// surface motion only with colliders, and the held normals with colliders and contacts
-/// between particles), plus self collision's rest positions and candidate lists.
+/// between particles; with a mesh collider a clearance per particle and collider,
+/// [`crate::collision::clearance`]), plus self collision's rest positions and candidate
+/// lists.
 fn particle_bytes(model: &Model, frame_files: bool) -> usize {
     let n = model.particles.len();
     let model_arrays = 3 * size_of::<DVec3>() + 2 * size_of::<f64>() + size_of::<u32>();
@@ -94,6 +97,9 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
         solver += 2 * size_of::<DVec3>();
         if taking_part().next().is_some() {
             solver += size_of::<DVec3>();
+        }
+        if model.colliders.iter().any(|c| c.mesh.is_some()) {
+            solver += model.colliders.len() * size_of::<Clearance>();
         }
     }
     let mut bytes = n * (model_arrays + solver);

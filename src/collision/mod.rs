@@ -16,6 +16,7 @@
 //! capsule (`φ = |p − closest point of segment a–b| − R`).
 
 pub mod bvh;
+pub mod clearance;
 pub mod edge_edge;
 pub mod edge_sides;
 pub mod features;
@@ -35,6 +36,7 @@ pub mod wide_nearest;
 
 use crate::animation::{Animation, Pose};
 use glam::DVec3;
+use wide_nearest::Closest;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
@@ -140,6 +142,13 @@ pub struct MeshPose {
     pub triangle_boxes: wide_bvh::BoxTree,
     /// The largest distance a vertex moved in the substep.
     pub max_motion: f64,
+    /// How far the mesh has travelled since it was first posed: the sum over the poses of
+    /// the largest step a vertex made from the last end pose to this one (infinite once the
+    /// vertex count changed). No point of the mesh moved farther between two end poses than
+    /// the difference of their travels ([`clearance`]).
+    pub travel: f64,
+    /// The last end pose, while the next is made.
+    previous_end: Vec<DVec3>,
     /// The corners at each vertex, for its angle-weighted pseudo-normal: `3 t + k` for
     /// corner k of triangle t, ascending; vertex v's are
     /// `vertex_corners[vertex_offsets[v]..vertex_offsets[v + 1]]`.
@@ -158,6 +167,8 @@ impl MeshPose {
             end: Vec::new(),
             triangle_boxes: wide_bvh::BoxTree::default(),
             max_motion: 0.0,
+            travel: 0.0,
+            previous_end: Vec::new(),
             vertex_corners,
             vertex_offsets,
             edges: {
@@ -214,6 +225,7 @@ impl MeshPose {
         let Some(mesh) = collider.mesh.as_ref() else {
             return;
         };
+        std::mem::swap(&mut self.previous_end, &mut self.end);
         for (time, out) in [(start, &mut self.start), (end, &mut self.end)] {
             mesh.positions_at(time, out);
             let pose = collider.pose(time);
@@ -231,6 +243,13 @@ impl MeshPose {
             .iter()
             .zip(&self.end)
             .fold(0.0, |m, (a, b)| m.max(a.distance(*b)));
+        self.travel += match (self.previous_end.len(), self.end.len()) {
+            (0, _) => 0.0, // the first pose: nothing was measured against an earlier one
+            (before, now) if before == now => (self.previous_end.iter().zip(&self.end))
+                .fold(0.0f64, |m, (a, b)| m.max(a.distance_squared(*b)))
+                .sqrt(),
+            _ => f64::INFINITY,
+        };
     }
 
     /// The unit normal of triangle `corners` at the end pose (`+y` without area).
@@ -409,6 +428,18 @@ impl PosedCollider<'_> {
         };
         let mesh = self.collider.mesh.as_ref()?;
         let hit = (pose.triangle_boxes.tree).closest(&pose.end, &mesh.triangles, p, reach)?;
+        Some(self.mesh_contact(pose, mesh, p, hit))
+    }
+
+    /// Signed distance, outward normal and surface motion at `p` of a mesh whose nearest
+    /// point to `p` is `hit`.
+    fn mesh_contact(
+        &self,
+        pose: &MeshPose,
+        mesh: &MeshGeometry,
+        p: DVec3,
+        hit: Closest,
+    ) -> (f64, DVec3, DVec3) {
         let face = pose.pseudo_normal(mesh, hit.triangle, hit.weights);
         let outside = (p - hit.point).dot(face) >= 0.0;
         let towards = (p - hit.point).try_normalize().unwrap_or(face);
@@ -423,7 +454,7 @@ impl PosedCollider<'_> {
             .zip(hit.weights)
             .map(|(&i, w)| (pose.end[i as usize] - pose.start[i as usize]) * w)
             .sum();
-        Some((distance, normal, motion))
+        (distance, normal, motion)
     }
 }
 
@@ -527,11 +558,40 @@ pub fn resolve_contact(
     p: &mut DVec3,
     x_prev: DVec3,
 ) -> Option<(DVec3, DVec3)> {
+    resolve_with(posed, radius, p, x_prev, |p, reach| {
+        posed.distance(p, reach)
+    })
+}
+
+/// [`resolve_contact`] for a particle whose [`clearance::Clearance`] with this collider the
+/// caller keeps ([`PosedCollider::distance_near`]): the same answer.
+#[inline]
+pub fn resolve_contact_near(
+    posed: &PosedCollider,
+    radius: f64,
+    p: &mut DVec3,
+    x_prev: DVec3,
+    clearance: &mut clearance::Clearance,
+) -> Option<(DVec3, DVec3)> {
+    resolve_with(posed, radius, p, x_prev, |p, reach| {
+        posed.distance_near(p, reach, clearance)
+    })
+}
+
+/// [`resolve_contact`] with the collider's distance from `distance(p, reach)`.
+#[inline(always)]
+fn resolve_with(
+    posed: &PosedCollider,
+    radius: f64,
+    p: &mut DVec3,
+    x_prev: DVec3,
+    distance: impl FnOnce(DVec3, f64) -> Option<(f64, DVec3, DVec3)>,
+) -> Option<(DVec3, DVec3)> {
     let collider = posed.collider;
     // A mesh is searched as far as this particle, or the mesh, could have moved through the
     // other this substep.
     let reach = 2.0 * radius + p.distance(x_prev) + posed.mesh.map_or(0.0, |m| m.max_motion);
-    let (distance, normal, surface) = posed.distance(*p, reach)?;
+    let (distance, normal, surface) = distance(*p, reach)?;
     let c = distance - radius;
     if c >= 0.0 {
         return None;

@@ -64,6 +64,17 @@ fn slot_distances_sq(node: &WideNode, p: DVec3) -> [f64; 4] {
     sum
 }
 
+/// The lesser of `kept` and `new`, NaN once either was: a triangle with a NaN distance
+/// leaves nothing known about how near the mesh is.
+#[inline(always)]
+fn least(kept: f64, new: f64) -> f64 {
+    if new < kept || new.is_nan() {
+        new
+    } else {
+        kept
+    }
+}
+
 /// The best triangle so far and its squared distance (the walk's bound).
 struct Best {
     found: Option<Closest>,
@@ -73,7 +84,14 @@ struct Best {
 impl Best {
     /// Tests triangle `triangle`: it becomes the best when nearer, or as near with a lower
     /// index, or (first found) within the bound.
-    fn consider(&mut self, positions: &[DVec3], triangles: &[[u32; 3]], triangle: u32, p: DVec3) {
+    /// Returns the triangle's squared distance.
+    fn consider(
+        &mut self,
+        positions: &[DVec3],
+        triangles: &[[u32; 3]],
+        triangle: u32,
+        p: DVec3,
+    ) -> f64 {
         let [a, b, c] = triangles[triangle as usize].map(|i| positions[i as usize]);
         let (point, weights) = closest_on_triangle(p, a, b, c);
         let distance_sq = point.distance_squared(p);
@@ -93,6 +111,7 @@ impl Best {
                 distance: distance_sq.sqrt(),
             });
         }
+        distance_sq
     }
 }
 
@@ -106,10 +125,29 @@ impl WideBvh {
         p: DVec3,
         max_distance: f64,
     ) -> Option<Closest> {
+        self.closest_or_clearance(positions, triangles, p, max_distance)
+            .ok()
+    }
+
+    /// [`Self::closest`], or when there is none within `max_distance`, a squared distance
+    /// that no triangle is nearer than (more than `max_distance²`): the least of what the
+    /// walk set aside, the boxes of the slots and nodes it dropped and the triangles it
+    /// tested. Every triangle is below one of them, and a box, rounded outward, is never
+    /// farther than what it holds. `f64::INFINITY` for an empty tree; NaN when a triangle's
+    /// distance is ([`super::clearance`] then learns nothing).
+    pub fn closest_or_clearance(
+        &self,
+        positions: &[DVec3],
+        triangles: &[[u32; 3]],
+        p: DVec3,
+        max_distance: f64,
+    ) -> Result<Closest, f64> {
         let nodes = self.nodes();
         if nodes.is_empty() {
-            return None;
+            return Err(f64::INFINITY);
         }
+        // The least squared distance set aside so far.
+        let mut clearance_sq = f64::INFINITY;
         let mut best = Best {
             found: None,
             distance_sq: max_distance * max_distance,
@@ -122,7 +160,7 @@ impl WideBvh {
                 sum + gap_sq(lower[axis], upper[axis], p[axis])
             });
             if to_root > best.distance_sq {
-                return None;
+                return Err(to_root);
             }
         }
         // Pushed nodes with their boxes' squared distances, checked again when popped. Not
@@ -136,6 +174,7 @@ impl WideBvh {
             // SAFETY: entries below `held` were all written (the root, then each push).
             let (index, distance_sq) = unsafe { stack[held].assume_init() };
             if distance_sq > best.distance_sq {
+                clearance_sq = least(clearance_sq, distance_sq);
                 continue;
             }
             let node = &nodes[index as usize];
@@ -144,7 +183,11 @@ impl WideBvh {
             let mut order = [0usize; 4];
             let mut count = 0;
             for slot in 0..4 {
-                if node.last[slot] == EMPTY || distances[slot] > best.distance_sq {
+                if node.last[slot] == EMPTY {
+                    continue;
+                }
+                if distances[slot] > best.distance_sq {
+                    clearance_sq = least(clearance_sq, distances[slot]);
                     continue;
                 }
                 let mut at = count;
@@ -158,10 +201,15 @@ impl WideBvh {
             for &slot in &order[..count] {
                 let child = node.child[slot];
                 // The bound may have shrunk since the slot was kept.
-                if child & LEAF == 0 || distances[slot] > best.distance_sq {
+                if child & LEAF == 0 {
                     continue;
                 }
-                best.consider(positions, triangles, child & !LEAF, p);
+                if distances[slot] > best.distance_sq {
+                    clearance_sq = least(clearance_sq, distances[slot]);
+                    continue;
+                }
+                let tested = best.consider(positions, triangles, child & !LEAF, p);
+                clearance_sq = least(clearance_sq, tested);
             }
             for &slot in order[..count].iter().rev() {
                 let child = node.child[slot];
@@ -173,7 +221,7 @@ impl WideBvh {
                 }
             }
         }
-        best.found
+        best.found.ok_or(clearance_sq)
     }
 }
 
@@ -206,6 +254,42 @@ mod tests {
     /// The walk gives the brute-force answer bit for bit, on a sphere and after the mesh
     /// moved and the tree was refitted, for points inside, on, near and far from the mesh
     /// and with a bound that leaves nothing; and ties go to the lowest index.
+    #[test]
+    fn the_clearance_bounds_every_triangle_and_the_reach() {
+        let mesh = primitives::sphere(1.0, 2);
+        let triangles = mesh.triangles();
+        let wide = tree(&mesh.positions, &triangles);
+        let mut raised = 0;
+        for k in 0..400 {
+            let t = f64::from(k);
+            let direction = DVec3::new((t * 0.37).sin(), (t * 0.71).cos(), (t * 0.13).sin());
+            // From inside the sphere to three radii out, with reaches short and long.
+            let q = direction.normalize() * (3.0 * (k % 37) as f64 / 36.0);
+            let reach = [0.01, 0.1, 0.5][k as usize % 3];
+            let nearest_sq = (0..triangles.len() as u32)
+                .map(|t| {
+                    let [a, b, c] = triangles[t as usize].map(|i| mesh.positions[i as usize]);
+                    closest_on_triangle(q, a, b, c).0.distance_squared(q)
+                })
+                .fold(f64::INFINITY, f64::min);
+            match wide.closest_or_clearance(&mesh.positions, &triangles, q, reach) {
+                Ok(found) => assert!(found.distance <= reach, "{q}"),
+                Err(clearance_sq) => {
+                    assert!(clearance_sq > reach * reach, "{q}: {clearance_sq}");
+                    assert!(
+                        clearance_sq <= nearest_sq,
+                        "{q}: {clearance_sq} > {nearest_sq}"
+                    );
+                    raised += usize::from(clearance_sq > 4.0 * reach * reach);
+                }
+            }
+        }
+        assert!(
+            raised > 50,
+            "the clearance above twice the reach {raised} times"
+        );
+    }
+
     #[test]
     fn the_walk_finds_what_every_triangle_tested_finds() {
         let mut mesh = primitives::sphere(1.0, 2);

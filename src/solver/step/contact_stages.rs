@@ -5,9 +5,10 @@
 //! solved by thread 0.
 
 use super::Frame;
+use crate::collision::clearance::Clearance;
 use crate::collision::near_lists::Stray;
 use crate::collision::stencil::Mobility;
-use crate::collision::{resolve_contact, PosedCollider};
+use crate::collision::{resolve_contact, resolve_contact_near, PosedCollider};
 use crate::solver::contacts::{Searches, Touching};
 use crate::solver::parallel::{interleaved, share};
 use glam::DVec3;
@@ -237,17 +238,22 @@ impl Frame<'_> {
                 &*self.x_prev.range(range.clone()),
             )
         };
-        let collides = &self.collides[range];
+        let collides = &self.collides[range.clone()];
         for (k, held) in held.iter_mut().enumerate() {
             *held = DVec3::ZERO;
             if !collides[k] {
                 continue;
             }
             let mut nearest = f64::INFINITY;
-            for posed in posed {
+            for (c, posed) in posed.iter().enumerate() {
                 let margin = posed.collider.contact_margin(radius);
                 let reach = margin + HELD_SLACK_RADII * radius;
-                if let Some((distance, normal, _)) = posed.distance(x_prev[k], reach) {
+                // SAFETY: particle `range.start + k` is this thread's in the predict stage.
+                let found = match unsafe { self.clearance(range.start + k, c) } {
+                    Some(clearance) => posed.distance_near(x_prev[k], reach, clearance),
+                    None => posed.distance(x_prev[k], reach),
+                };
+                if let Some((distance, normal, _)) = found {
                     if distance <= reach && distance - margin < nearest {
                         nearest = distance - margin;
                         *held = normal;
@@ -313,7 +319,12 @@ impl Frame<'_> {
         let mut touched = false;
         for (c, posed) in posed.iter().enumerate() {
             let margin = posed.collider.contact_margin(radius);
-            if let Some((normal, surface)) = resolve_contact(posed, margin, p, x_prev) {
+            // SAFETY: the caller's (see above).
+            let contact = match unsafe { self.clearance(i, c) } {
+                Some(clearance) => resolve_contact_near(posed, margin, p, x_prev, clearance),
+                None => resolve_contact(posed, margin, p, x_prev),
+            };
+            if let Some((normal, surface)) = contact {
                 touched = true;
                 // SAFETY: the caller's (see above).
                 unsafe {
@@ -327,6 +338,21 @@ impl Frame<'_> {
             }
         }
         touched
+    }
+
+    /// Particle `i`'s clearance from collider `c` ([`crate::collision::clearance`]), when the
+    /// scene keeps them (it has a mesh collider).
+    ///
+    /// # Safety
+    /// Particle `i`'s contact entries must be the calling thread's alone in this stage.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn clearance(&self, i: usize, c: usize) -> Option<&mut Clearance> {
+        if self.collider_clearance.is_empty() {
+            return None;
+        }
+        let slot = i * self.colliders.len() + c;
+        // SAFETY: the caller's promise; slot `i · colliders + c` is particle `i`'s.
+        Some(&mut unsafe { self.collider_clearance.range(slot..slot + 1) }[0])
     }
 
     /// The contact distance with collider `c`: particle radius plus its thickness.

@@ -45,6 +45,7 @@ use xpbd_stages::{SharedBlock, WholeObjects};
 use super::contacts::{Candidates, NearSearches, ParticleContacts, SweptBox, SweptBoxes};
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
+use crate::collision::clearance::Clearance;
 use crate::collision::features::{FeatureContacts, SearchChunk};
 use crate::collision::near_lists::Stray;
 use crate::collision::wide_bvh::BoxTree;
@@ -89,6 +90,16 @@ fn collider_contact_len(model: &Model, particles: usize) -> usize {
     }
 }
 
+/// Length of the particles' clearances from the mesh colliders: a slot per particle and
+/// collider when any collider is a mesh, none otherwise.
+fn clearance_len(model: &Model, particles: usize) -> usize {
+    if model.colliders.iter().any(|c| c.mesh.is_some()) {
+        particles * model.colliders.len()
+    } else {
+        0
+    }
+}
+
 /// Length of the per-particle held normals: none without colliders or without contacts
 /// between particles.
 fn held_len(model: &Model, contacts: &ParticleContacts, particles: usize) -> usize {
@@ -115,6 +126,10 @@ pub struct Solver {
     /// none does ([`crate::collision::stencil::Mobility`]); empty without colliders or
     /// without contacts between particles (nothing reads it).
     contact_held: Vec<DVec3>,
+    /// How far each particle was from each mesh collider when last measured, particle by
+    /// particle, a slot per collider ([`crate::collision::clearance`]); empty without mesh
+    /// colliders.
+    collider_clearance: Vec<Clearance>,
     /// Whether each particle collides (its object's `collide` and not pinned).
     collides: Vec<bool>,
     /// Pinned particles of animated objects: particle, object, rest position.
@@ -202,6 +217,7 @@ impl Solver {
             }
         }
         let contact_len = collider_contact_len(&model, n);
+        let clearance_len = clearance_len(&model, n);
         let particle_contacts = ParticleContacts::new(&model);
         let held_len = held_len(&model, &particle_contacts, n);
         let projective = match model.params.projective {
@@ -231,6 +247,7 @@ impl Solver {
             contact_normal: vec![DVec3::ZERO; contact_len],
             contact_surface: vec![DVec3::ZERO; contact_len],
             contact_held: vec![DVec3::ZERO; held_len],
+            collider_clearance: vec![Clearance::UNKNOWN; clearance_len],
             collides,
             animated_pins,
             surface_pins,
@@ -280,6 +297,9 @@ impl Solver {
         let particle_contacts = ParticleContacts::new(&self.model);
         let held_len = held_len(&self.model, &particle_contacts, n);
         self.contact_held.resize(held_len, DVec3::ZERO);
+        let clearance_len = clearance_len(&self.model, n);
+        self.collider_clearance
+            .resize(clearance_len, Clearance::UNKNOWN);
         self.swept_boxes = particle_contacts.swept_boxes();
         self.near_searches = NearSearches::default(); // trees over the old edges
         self.particle_contacts = RwLock::new(particle_contacts);
@@ -462,6 +482,7 @@ impl Solver {
             contact_collider: SharedSlice::new(&mut self.contact_collider),
             contact_normal: SharedSlice::new(&mut self.contact_normal),
             contact_held: SharedSlice::new(&mut self.contact_held),
+            collider_clearance: SharedSlice::new(&mut self.collider_clearance),
             projective: self.projective.as_mut().map(ProjectiveStage::new),
             fluids: FluidStage::new(&mut self.fluids, &model.fluids),
         };
@@ -610,6 +631,8 @@ struct Frame<'a> {
     contact_normal: SharedSlice<'a, DVec3>,
     /// See [`Solver::contact_held`].
     contact_held: SharedSlice<'a, DVec3>,
+    /// See [`Solver::collider_clearance`].
+    collider_clearance: SharedSlice<'a, Clearance>,
     /// Present with `solver = "projective"`: its stages replace the XPBD sweeps.
     projective: Option<ProjectiveStage<'a>>,
     /// Present with fluid objects.
