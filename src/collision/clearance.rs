@@ -59,15 +59,17 @@ impl Clearance {
 
 impl PosedCollider<'_> {
     /// [`Self::distance`], skipping a mesh's walk when `clearance` (this particle's, with this
-    /// collider, kept by the caller) shows the mesh out of reach, and updating it from each
-    /// walk that finds nothing (see the module notes).
+    /// collider, kept by the caller; `None` where nothing is kept) shows the mesh out of
+    /// reach, and updating it from each walk that finds nothing (see the module notes).
     pub fn distance_near(
         &self,
         p: DVec3,
         reach: f64,
-        clearance: &mut Clearance,
+        clearance: Option<&mut Clearance>,
     ) -> Option<(f64, DVec3, DVec3)> {
-        let (Some(pose), Some(mesh)) = (self.mesh, self.collider.mesh.as_ref()) else {
+        let (Some(pose), Some(mesh), Some(clearance)) =
+            (self.mesh, self.collider.mesh.as_ref(), clearance)
+        else {
             return self.distance(p, reach);
         };
         if clearance.out_of_reach(p, reach, pose) {
@@ -152,7 +154,7 @@ mod tests {
                 *p = (*p - DVec3::new(0.2, 0.0, 0.0)).clamp_length(0.2, 1.2)
                     + DVec3::new(0.2, 0.0, 0.0);
                 skipped += usize::from(clearance.out_of_reach(*p, reach, &pose));
-                let near = posed.distance_near(*p, reach, clearance);
+                let near = posed.distance_near(*p, reach, Some(clearance));
                 assert_eq!(near, posed.distance(*p, reach), "step {step} reach {reach}");
                 found += usize::from(near.is_some());
                 queries += 1;

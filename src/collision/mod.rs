@@ -564,14 +564,14 @@ pub fn resolve_contact(
 }
 
 /// [`resolve_contact`] for a particle whose [`clearance::Clearance`] with this collider the
-/// caller keeps ([`PosedCollider::distance_near`]): the same answer.
+/// caller may keep ([`PosedCollider::distance_near`]): the same answer.
 #[inline]
 pub fn resolve_contact_near(
     posed: &PosedCollider,
     radius: f64,
     p: &mut DVec3,
     x_prev: DVec3,
-    clearance: &mut clearance::Clearance,
+    clearance: Option<&mut clearance::Clearance>,
 ) -> Option<(DVec3, DVec3)> {
     resolve_with(posed, radius, p, x_prev, |p, reach| {
         posed.distance_near(p, reach, clearance)

@@ -8,7 +8,7 @@ use super::Frame;
 use crate::collision::clearance::Clearance;
 use crate::collision::near_lists::Stray;
 use crate::collision::stencil::Mobility;
-use crate::collision::{resolve_contact, resolve_contact_near, PosedCollider};
+use crate::collision::{resolve_contact_near, PosedCollider};
 use crate::solver::contacts::{Searches, Touching};
 use crate::solver::parallel::{interleaved, share};
 use glam::DVec3;
@@ -249,11 +249,10 @@ impl Frame<'_> {
                 let margin = posed.collider.contact_margin(radius);
                 let reach = margin + HELD_SLACK_RADII * radius;
                 // SAFETY: particle `range.start + k` is this thread's in the predict stage.
-                let found = match unsafe { self.clearance(range.start + k, c) } {
-                    Some(clearance) => posed.distance_near(x_prev[k], reach, clearance),
-                    None => posed.distance(x_prev[k], reach),
-                };
-                if let Some((distance, normal, _)) = found {
+                let clearance = unsafe { self.clearance(range.start + k, c) };
+                if let Some((distance, normal, _)) =
+                    posed.distance_near(x_prev[k], reach, clearance)
+                {
                     if distance <= reach && distance - margin < nearest {
                         nearest = distance - margin;
                         *held = normal;
@@ -320,11 +319,10 @@ impl Frame<'_> {
         for (c, posed) in posed.iter().enumerate() {
             let margin = posed.collider.contact_margin(radius);
             // SAFETY: the caller's (see above).
-            let contact = match unsafe { self.clearance(i, c) } {
-                Some(clearance) => resolve_contact_near(posed, margin, p, x_prev, clearance),
-                None => resolve_contact(posed, margin, p, x_prev),
-            };
-            if let Some((normal, surface)) = contact {
+            let clearance = unsafe { self.clearance(i, c) };
+            if let Some((normal, surface)) =
+                resolve_contact_near(posed, margin, p, x_prev, clearance)
+            {
                 touched = true;
                 // SAFETY: the caller's (see above).
                 unsafe {
