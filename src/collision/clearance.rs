@@ -97,35 +97,25 @@ impl PosedCollider<'_> {
 mod tests {
     use super::*;
     use crate::collision::test_numbers::Numbers;
-    use crate::collision::{Collider, MeshGeometry, Shape};
+    use crate::collision::tests::mesh_collider;
+    use crate::collision::Collider;
 
     /// A box's surface, 1 m across, that moves and swells over 24 frames at 24 fps.
     fn moving_box() -> Collider {
         let surface = crate::mesh::primitives::box_surface([1.0, 1.0, 1.0], [3, 3, 3]);
-        let frames = (0..24)
-            .map(|f| {
-                let (shift, scale) = (DVec3::new(0.02 * f as f64, 0.0, 0.0), 1.0 + 0.01 * f as f64);
+        let mut collider = mesh_collider(surface.positions.clone(), surface.triangles());
+        let frames = &mut collider.mesh.as_mut().expect("a mesh").frames;
+        for f in 1..24 {
+            let (shift, scale) = (DVec3::new(0.02 * f as f64, 0.0, 0.0), 1.0 + 0.01 * f as f64);
+            frames.push(
                 surface
                     .positions
                     .iter()
                     .map(|&p| p * scale + shift)
-                    .collect()
-            })
-            .collect();
-        Collider {
-            name: "box".into(),
-            shape: Shape::Mesh,
-            static_friction: 0.0,
-            dynamic_friction: 0.0,
-            restitution: 0.0,
-            thickness: 0.0,
-            animation: None,
-            mesh: Some(MeshGeometry {
-                frames,
-                triangles: surface.triangles(),
-                fps: 24.0,
-            }),
+                    .collect(),
+            );
         }
+        collider
     }
 
     /// Particles wandering about a moving mesh get, query by query, exactly the answers of a

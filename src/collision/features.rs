@@ -448,6 +448,7 @@ impl FeatureContacts {
             margin(sample.collider),
             &mut moved,
             sample.at(x_prev),
+            None,
         )
         .is_some()
             && sample.spread(moved - sample.at(&*x), x, inv_mass)

@@ -550,48 +550,21 @@ impl std::fmt::Display for Collider {
 /// Projects particle position `p` out of a collider with margin `radius` and applies
 /// position-level Coulomb friction against the slip since `x_prev` relative to the collider's
 /// surface. Returns the contact normal and the surface's motion over the substep when the
-/// contact was active.
+/// contact was active. `clearance` is the particle's with this collider where the caller
+/// keeps one ([`PosedCollider::distance_near`]; the same answer either way).
 #[inline]
 pub fn resolve_contact(
     posed: &PosedCollider,
     radius: f64,
     p: &mut DVec3,
     x_prev: DVec3,
-) -> Option<(DVec3, DVec3)> {
-    resolve_with(posed, radius, p, x_prev, |p, reach| {
-        posed.distance(p, reach)
-    })
-}
-
-/// [`resolve_contact`] for a particle whose [`clearance::Clearance`] with this collider the
-/// caller may keep ([`PosedCollider::distance_near`]): the same answer.
-#[inline]
-pub fn resolve_contact_near(
-    posed: &PosedCollider,
-    radius: f64,
-    p: &mut DVec3,
-    x_prev: DVec3,
     clearance: Option<&mut clearance::Clearance>,
-) -> Option<(DVec3, DVec3)> {
-    resolve_with(posed, radius, p, x_prev, |p, reach| {
-        posed.distance_near(p, reach, clearance)
-    })
-}
-
-/// [`resolve_contact`] with the collider's distance from `distance(p, reach)`.
-#[inline(always)]
-fn resolve_with(
-    posed: &PosedCollider,
-    radius: f64,
-    p: &mut DVec3,
-    x_prev: DVec3,
-    distance: impl FnOnce(DVec3, f64) -> Option<(f64, DVec3, DVec3)>,
 ) -> Option<(DVec3, DVec3)> {
     let collider = posed.collider;
     // A mesh is searched as far as this particle, or the mesh, could have moved through the
     // other this substep.
     let reach = 2.0 * radius + p.distance(x_prev) + posed.mesh.map_or(0.0, |m| m.max_motion);
-    let (distance, normal, surface) = distance(*p, reach)?;
+    let (distance, normal, surface) = posed.distance_near(*p, reach, clearance)?;
     let c = distance - radius;
     if c >= 0.0 {
         return None;
@@ -663,7 +636,7 @@ mod tests {
     }
 
     /// A still mesh collider without friction.
-    fn mesh_collider(positions: Vec<DVec3>, triangles: Vec<[u32; 3]>) -> Collider {
+    pub(super) fn mesh_collider(positions: Vec<DVec3>, triangles: Vec<[u32; 3]>) -> Collider {
         Collider {
             name: "mesh".into(),
             shape: Shape::Mesh,
@@ -826,23 +799,48 @@ mod tests {
     fn contact_projects_to_the_margin_and_friction_sticks_or_slides() {
         // Pushed 1 mm in while slipping 0.5 mm: μ = 1 holds it (static).
         let mut p = DVec3::new(0.0005, -0.001, 0.0);
-        let n = resolve_contact(&ground(1.0, 1.0).posed(0.0, 0.0), 0.0, &mut p, DVec3::ZERO)
-            .unwrap()
-            .0;
+        let n = resolve_contact(
+            &ground(1.0, 1.0).posed(0.0, 0.0),
+            0.0,
+            &mut p,
+            DVec3::ZERO,
+            None,
+        )
+        .unwrap()
+        .0;
         assert_eq!(n, DVec3::Y);
         assert!((p - DVec3::ZERO).length() < 1e-15);
         // Slipping 2 mm with μ = 0.5: 0.5 mm of it is removed (dynamic).
         let mut p = DVec3::new(0.002, -0.001, 0.0);
-        resolve_contact(&ground(0.5, 0.5).posed(0.0, 0.0), 0.0, &mut p, DVec3::ZERO).unwrap();
+        resolve_contact(
+            &ground(0.5, 0.5).posed(0.0, 0.0),
+            0.0,
+            &mut p,
+            DVec3::ZERO,
+            None,
+        )
+        .unwrap();
         assert!((p - DVec3::new(0.0015, 0.0, 0.0)).length() < 1e-15);
         // Static 1.0 would not hold 2 mm of slip on 1 mm of depth; dynamic 0.25 removes 0.25 mm.
         let mut p = DVec3::new(0.002, -0.001, 0.0);
-        resolve_contact(&ground(1.0, 0.25).posed(0.0, 0.0), 0.0, &mut p, DVec3::ZERO).unwrap();
+        resolve_contact(
+            &ground(1.0, 0.25).posed(0.0, 0.0),
+            0.0,
+            &mut p,
+            DVec3::ZERO,
+            None,
+        )
+        .unwrap();
         assert!((p - DVec3::new(0.00175, 0.0, 0.0)).length() < 1e-15);
         // Outside the margin nothing happens.
         let mut p = DVec3::new(0.0, 0.02, 0.0);
-        assert!(
-            resolve_contact(&ground(0.5, 0.5).posed(0.0, 0.0), 0.01, &mut p, DVec3::ZERO).is_none()
-        );
+        assert!(resolve_contact(
+            &ground(0.5, 0.5).posed(0.0, 0.0),
+            0.01,
+            &mut p,
+            DVec3::ZERO,
+            None
+        )
+        .is_none());
     }
 }

@@ -8,7 +8,7 @@ use super::Frame;
 use crate::collision::clearance::Clearance;
 use crate::collision::near_lists::Stray;
 use crate::collision::stencil::Mobility;
-use crate::collision::{resolve_contact_near, PosedCollider};
+use crate::collision::{resolve_contact, PosedCollider};
 use crate::solver::contacts::{Searches, Touching};
 use crate::solver::parallel::{interleaved, share};
 use glam::DVec3;
@@ -320,9 +320,7 @@ impl Frame<'_> {
             let margin = posed.collider.contact_margin(radius);
             // SAFETY: the caller's (see above).
             let clearance = unsafe { self.clearance(i, c) };
-            if let Some((normal, surface)) =
-                resolve_contact_near(posed, margin, p, x_prev, clearance)
-            {
+            if let Some((normal, surface)) = resolve_contact(posed, margin, p, x_prev, clearance) {
                 touched = true;
                 // SAFETY: the caller's (see above).
                 unsafe {
