@@ -99,8 +99,45 @@ pub struct SearchChunk {
     particles: Vec<Vec<[u32; 3]>>,
     /// Scratch for one BVH query's hits.
     found: Vec<u32>,
+    /// Which collider vertices or edges the query has listed.
+    listed: Listed,
     /// The stack of the collider trees' walks.
     stack: WalkStack,
+}
+
+/// Which collider vertices (or edges) one query has met, so that each is tested and listed
+/// once however many of the triangles it finds hold it: a vertex is in about six. Listing
+/// each as often as found, then sorting and removing repeats, was 2 % of
+/// `scenes/dancer.toml`'s instructions (docs/benchmarks.md, "Issue 13: where the walks'
+/// time is").
+#[derive(Debug, Default)]
+struct Listed {
+    /// The number of the last query that met each item.
+    met: Vec<u32>,
+    /// This query's number (never 0, which `met` starts at).
+    query: u32,
+}
+
+impl Listed {
+    /// Starts a query over items `0..items`.
+    fn start(&mut self, items: usize) {
+        if self.met.len() < items {
+            self.met.resize(items, 0);
+        }
+        self.query = self.query.wrapping_add(1);
+        if self.query == 0 {
+            self.met.fill(0); // after 2³² queries, so no stale number matches
+            self.query = 1;
+        }
+    }
+
+    /// Whether this query meets `item` for the first time.
+    fn first(&mut self, item: u32) -> bool {
+        let met = &mut self.met[item as usize];
+        let first = *met != self.query;
+        *met = self.query;
+        first
+    }
 }
 
 /// Sorted unique edges of some triangles and, for each triangle, the index of each of its
@@ -251,6 +288,7 @@ impl FeatureContacts {
         let SearchChunk {
             segments,
             found,
+            listed,
             stack,
             ..
         } = out;
@@ -276,16 +314,16 @@ impl FeatureContacts {
                     p.cmpge(min).all() && p.cmple(max).all()
                 };
                 found.clear();
+                listed.start(pose.end.len());
                 pose.triangle_boxes
                     .for_each_overlapping(stack, (min, max), |ct| {
-                        found.extend(
-                            mesh.triangles[ct as usize]
-                                .into_iter()
-                                .filter(|&v| inside(v)),
-                        );
+                        for v in mesh.triangles[ct as usize] {
+                            if listed.first(v) && inside(v) {
+                                found.push(v);
+                            }
+                        }
                     });
                 found.sort_unstable();
-                found.dedup();
                 let pairs = found
                     .iter()
                     .map(|&v| Pair::VertexTriangle(c as u32, v, t as u32));
@@ -298,17 +336,17 @@ impl FeatureContacts {
                 let cloth_box = (swept.0 - reach, swept.1 + reach);
                 let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
                 found.clear();
+                listed.start(collider_edges.len());
                 pose.triangle_boxes
                     .for_each_overlapping(stack, cloth_box, |ct| {
-                        found.extend(collider_triangle_edges[ct as usize].into_iter().filter(
-                            |&e| {
-                                let ends = collider_edges[e as usize].map(|v| pose.end[v as usize]);
-                                boxes_overlap(bounds(ends, 0.0), cloth_box)
-                            },
-                        ));
+                        for e in collider_triangle_edges[ct as usize] {
+                            let ends = || collider_edges[e as usize].map(|v| pose.end[v as usize]);
+                            if listed.first(e) && boxes_overlap(bounds(ends(), 0.0), cloth_box) {
+                                found.push(e);
+                            }
+                        }
                     });
                 found.sort_unstable();
-                found.dedup();
                 let pairs = found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32));
                 segments[2 * c + 1].extend(pairs);
             }
@@ -512,3 +550,6 @@ impl Sample {
         true
     }
 }
+
+#[cfg(test)]
+mod tests;
