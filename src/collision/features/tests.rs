@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::collision::MeshPose;
+use crate::model::Model;
 use crate::solver::step::Solver;
 use std::sync::Mutex;
 
@@ -50,12 +51,12 @@ fn brute_pairs(
     pairs
 }
 
-/// The cloth of `scenes/body.toml` lying on the body, then moved 2 cm into it: the search in
-/// one, two or five chunks lists exactly the brute-force pairs, each once, in order. A
-/// collider vertex is held by several of the triangles a walk finds, and a collider edge by
-/// two, so a search that lists one twice, or skips one it has met in an earlier query, fails.
-#[test]
-fn the_search_lists_every_pair_once_in_order() {
+/// The cloth of `scenes/body.toml` lying on the bending body after 8 frames (`x_prev`), then
+/// moved 2 cm down into it (`x`), with the colliders posed then: `check` gets the model, the
+/// posed colliders, `x`, `x_prev` and each collider's contact margin.
+fn pressed_into_the_body(
+    check: impl FnOnce(&Model, &[PosedCollider], &[DVec3], &[DVec3], &dyn Fn(usize) -> f64),
+) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/body.toml");
     let scene = crate::scene::load::load(&path, &[]).expect("body");
     let built = crate::scene::build::build(&scene).expect("model");
@@ -79,30 +80,112 @@ fn the_search_lists_every_pair_once_in_order() {
         })
         .collect();
     let margin = |c: usize| model.colliders[c].contact_margin(model.params.particle_radius);
-    let mut features = FeatureContacts::new(model);
-    let expected = brute_pairs(&features, &posed, &x, &x_prev, margin);
-    let count = |vertex: bool| {
-        let kind = |p: &&Pair| matches!(p, Pair::VertexTriangle(..)) == vertex;
-        expected.iter().filter(kind).count()
-    };
-    assert!(
-        count(true) > 50 && count(false) > 500,
-        "{} vertex–triangle and {} edge–edge pairs",
-        count(true),
-        count(false)
-    );
-    for chunks in [1, 2, 5] {
-        let chunks: Vec<_> = (0..chunks)
-            .map(|_| Mutex::new(SearchChunk::default()))
-            .collect();
-        // Twice, so the second search runs on the chunks' kept buffers and marks.
-        for _ in 0..2 {
-            for (k, chunk) in chunks.iter().enumerate() {
-                let mut out = chunk.lock().unwrap();
-                features.search_chunk(&posed, &x, &x_prev, margin, (k, chunks.len()), &mut out);
+    check(model, &posed, &x, &x_prev, &margin);
+}
+
+/// The cloth pressed into the body ([`pressed_into_the_body`]): the search in one, two or
+/// five chunks lists exactly the brute-force pairs, each once, in order. A collider vertex is
+/// held by several of the triangles a walk finds, and a collider edge by two, so a search
+/// that lists one twice, or skips one it has met in an earlier query, fails.
+#[test]
+fn the_search_lists_every_pair_once_in_order() {
+    pressed_into_the_body(|model, posed, x, x_prev, margin| {
+        let mut features = FeatureContacts::new(model);
+        let expected = brute_pairs(&features, posed, x, x_prev, margin);
+        let count = |vertex: bool| {
+            let kind = |p: &&Pair| matches!(p, Pair::VertexTriangle(..)) == vertex;
+            expected.iter().filter(kind).count()
+        };
+        assert!(
+            count(true) > 50 && count(false) > 500,
+            "{} vertex–triangle and {} edge–edge pairs",
+            count(true),
+            count(false)
+        );
+        for chunks in [1, 2, 5] {
+            let chunks: Vec<_> = (0..chunks)
+                .map(|_| Mutex::new(SearchChunk::default()))
+                .collect();
+            // Twice, so the second search runs on the chunks' kept buffers and marks.
+            for _ in 0..2 {
+                for (k, chunk) in chunks.iter().enumerate() {
+                    let mut out = chunk.lock().unwrap();
+                    features.search_chunk(posed, x, x_prev, margin, (k, chunks.len()), &mut out);
+                }
+                features.join(&chunks);
+                assert_eq!(features.pairs, expected, "{} chunks", chunks.len());
             }
-            features.join(&chunks);
-            assert_eq!(features.pairs, expected, "{} chunks", chunks.len());
         }
-    }
+    });
+}
+
+/// The pairs of the cloth pressed into the body ([`pressed_into_the_body`]), projected colour
+/// by colour in shares taken in any order, move every particle to the same bits as projected
+/// in sequence.
+#[test]
+fn colours_split_anywhere_give_the_same_bits() {
+    // The cloth lying on the bending body after 8 frames, then pushed 2 cm down into it: its
+    // faces meet the collider's vertices and edges in a thousand pairs that share particles,
+    // so the order they are projected in matters (projecting each colour's pairs last
+    // first moves a particle differently if two of them share one).
+    pressed_into_the_body(|model, posed, x, x_prev, margin| {
+        let inv_mass = &model.particles.inv_mass;
+        let mut features = FeatureContacts::new(model);
+        let chunk = Mutex::new(SearchChunk::default());
+        features.search_chunk(posed, x, x_prev, margin, (0, 1), &mut chunk.lock().unwrap());
+        features.join(std::slice::from_ref(&chunk));
+        let colours = features.colours();
+        assert!(
+            colours.colour_count() > 8,
+            "{} colours",
+            colours.colour_count()
+        );
+        assert!(colours.worth_sharing());
+        let mut by_colour = x.to_vec();
+        let mut touching = 0;
+        for c in 0..colours.colour_count() {
+            // A colour's pairs in any order: 64 shares, the last first.
+            for share in (0..64).rev() {
+                touching += features.solve_share(
+                    colours.colour(c),
+                    (share, 64),
+                    posed,
+                    by_colour.as_mut_slice(),
+                    x_prev,
+                    inv_mass,
+                    margin,
+                );
+            }
+        }
+        let overflow = colours.overflow();
+        touching += features.solve_share(
+            overflow,
+            (0, 1),
+            posed,
+            &mut by_colour[..],
+            x_prev,
+            inv_mass,
+            margin,
+        );
+        let mut in_sequence = x.to_vec();
+        features.solve(posed, &mut in_sequence, x_prev, inv_mass, margin);
+        let in_sequence_touching = features.touching();
+        assert!(
+            in_sequence_touching > 100,
+            "{in_sequence_touching} pairs pushed"
+        );
+        assert_eq!(touching, in_sequence_touching);
+        let bits = |x: &[DVec3]| -> Vec<u64> {
+            x.iter()
+                .flat_map(|p| p.to_array())
+                .map(f64::to_bits)
+                .collect()
+        };
+        let moved = (in_sequence.iter().zip(x)).filter(|(a, b)| a != b).count();
+        assert!(moved > 50, "{moved} particles moved");
+        assert!(
+            bits(&by_colour) == bits(&in_sequence),
+            "shares differ from the sequence"
+        );
+    });
 }
