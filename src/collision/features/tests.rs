@@ -1,6 +1,7 @@
 //! The collider-feature search against a brute-force listing.
 
 use super::*;
+use crate::collision::bvh::{bounds, boxes_overlap, swept_bounds};
 use crate::collision::MeshPose;
 use crate::model::Model;
 use crate::solver::step::Solver;

@@ -1,0 +1,211 @@
+//! The collider-feature search of one substep: every cloth triangle and edge against each
+//! mesh collider's tree of triangle boxes, in chunks of the cloth that any thread can take
+//! ([`FeatureContacts::search_chunk`]), then joined in cloth order ([`FeatureContacts::join`]).
+
+use super::{FeatureContacts, Pair};
+use crate::collision::bvh::{bounds, boxes_overlap, swept_bounds};
+use crate::collision::wide_bvh::WalkStack;
+use crate::collision::PosedCollider;
+use crate::solver::parallel::share;
+use glam::DVec3;
+use std::ops::Range;
+
+/// One chunk of a substep's search ([`FeatureContacts::search_chunk`]), kept from
+/// substep to substep so the search allocates nothing once it is warm.
+#[derive(Default)]
+pub struct SearchChunk {
+    /// The pairs found, by segment: collider `c`'s vertex–triangle pairs are segment `2c`,
+    /// its edge–edge pairs segment `2c + 1`.
+    pub(super) segments: Vec<Vec<Pair>>,
+    /// The cloth particles of each pair of `segments`, in the same places: looked up here,
+    /// on whichever thread searches the chunk, rather than for the joined list by thread 0
+    /// while the others wait (118 M of the dancer's instructions, docs/benchmarks.md,
+    /// "Issue 13: the skin measured on every thread, meshes posed on theirs").
+    particles: Vec<Vec<[u32; 3]>>,
+    /// Scratch for one BVH query's hits.
+    found: Vec<u32>,
+    /// Which collider vertices or edges the query has listed.
+    listed: Listed,
+    /// The stack of the collider trees' walks.
+    stack: WalkStack,
+}
+
+/// Which collider vertices (or edges) one query has met, so that each is tested and listed
+/// once however many of the triangles it finds hold it: a vertex is in about six. Listing
+/// each as often as found, then sorting and removing repeats, was 2 % of
+/// `scenes/dancer.toml`'s instructions (docs/benchmarks.md, "Issue 13: where the walks'
+/// time is").
+#[derive(Debug, Default)]
+struct Listed {
+    /// The number of the last query that met each item.
+    met: Vec<u32>,
+    /// This query's number (never 0, which `met` starts at).
+    query: u32,
+}
+
+impl Listed {
+    /// Starts a query over items `0..items`.
+    fn start(&mut self, items: usize) {
+        if self.met.len() < items {
+            self.met.resize(items, 0);
+        }
+        self.query = self.query.wrapping_add(1);
+        if self.query == 0 {
+            self.met.fill(0); // after 2³² queries, so no stale number matches
+            self.query = 1;
+        }
+    }
+
+    /// Whether this query meets `item` for the first time.
+    fn first(&mut self, item: u32) -> bool {
+        let met = &mut self.met[item as usize];
+        let first = *met != self.query;
+        *met = self.query;
+        first
+    }
+}
+
+impl FeatureContacts {
+    /// Searches chunk `chunk` of `chunks` (a contiguous share of the cloth triangles and
+    /// edges) for this substep's pairs (see [`Self::search`]) into `out`. The chunks can be
+    /// searched on any thread, in any order; [`Self::join`] then lists their pairs.
+    pub fn search_chunk(
+        &self,
+        posed: &[PosedCollider],
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        margin: impl Fn(usize) -> f64,
+        (chunk, chunks): (usize, usize),
+        out: &mut SearchChunk,
+    ) {
+        let triangles = share(0..self.triangles.len(), chunk, chunks);
+        let edges = share(0..self.edges.len(), chunk, chunks);
+        self.search(posed, x, x_prev, margin, (triangles, edges), out);
+        let SearchChunk {
+            segments,
+            particles,
+            ..
+        } = out;
+        particles.resize_with(segments.len(), Vec::new);
+        for (pairs, particles) in segments.iter().zip(particles) {
+            particles.clear();
+            particles.extend(pairs.iter().map(|&pair| self.particles_of(pair)));
+        }
+    }
+
+    /// The cloth particles pair `pair` reads and moves ([`Sample::particles`]): a triangle's
+    /// three, or an edge's two with the first repeated.
+    fn particles_of(&self, pair: Pair) -> [u32; 3] {
+        match pair {
+            Pair::VertexTriangle(_, _, t) => self.triangles[t as usize],
+            Pair::EdgeEdge(_, _, f) => {
+                let [a, b] = self.edges[f as usize];
+                [a, b, a]
+            }
+        }
+    }
+
+    /// Lists this substep's pairs from every chunk: segment by segment, the chunks in order.
+    /// Chunks are contiguous and in cloth order, so the list is the one a single search
+    /// would give, whatever the number of chunks. Then colours the list
+    /// ([`PairColours`]): the order the pairs are projected in.
+    pub fn join(&mut self, chunks: &[std::sync::Mutex<SearchChunk>]) {
+        self.pairs.clear();
+        self.pair_particles.clear();
+        let segments = 2 * self.collider_edges.len();
+        for segment in 0..segments {
+            for chunk in chunks {
+                let chunk = chunk.lock().unwrap_or_else(|e| e.into_inner());
+                self.pairs.extend_from_slice(&chunk.segments[segment]);
+                (self.pair_particles).extend_from_slice(&chunk.particles[segment]);
+            }
+        }
+        self.colours.schedule(&self.pair_particles);
+    }
+
+    /// Every collider vertex inside the box a cloth triangle sweeps from `x_prev` to `x`, and
+    /// every collider edge whose box meets the box a cloth edge sweeps, both grown by twice
+    /// `margin(c)` (the contact distance with collider `c`) and by how far the collider moves;
+    /// found through the collider's tree, in cloth order, each pair once. Searches the cloth
+    /// triangles and edges of the given ranges into `out` (see [`SearchChunk`]). Each
+    /// element's swept box is found once ([`swept_bounds`]) and grown for each collider:
+    /// found per collider through [`bounds`] over a chain of iterators, these boxes took a
+    /// tenth of `scenes/dancer.toml`'s instructions (docs/benchmarks.md, "Issue 13: the
+    /// collider-feature search's swept boxes").
+    pub(super) fn search(
+        &self,
+        posed: &[PosedCollider],
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        margin: impl Fn(usize) -> f64,
+        (triangles, edges): (Range<usize>, Range<usize>),
+        out: &mut SearchChunk,
+    ) {
+        let SearchChunk {
+            segments,
+            found,
+            listed,
+            stack,
+            ..
+        } = out;
+        segments.resize_with(2 * posed.len(), Vec::new);
+        segments.iter_mut().for_each(Vec::clear);
+        // The colliders with a posed mesh, and how far beyond a swept box each one reaches.
+        let meshes = || {
+            (posed.iter().enumerate()).filter_map(|(c, posed)| {
+                match (posed.mesh, &posed.collider.mesh) {
+                    (Some(pose), Some(mesh)) => {
+                        Some((c, pose, mesh, 2.0 * margin(c) + pose.max_motion))
+                    }
+                    _ => None,
+                }
+            })
+        };
+        for (t, &triangle) in triangles.clone().zip(&self.triangles[triangles]) {
+            let swept = swept_bounds(triangle, x, x_prev, 0.0);
+            for (c, pose, mesh, reach) in meshes() {
+                let (min, max) = (swept.0 - reach, swept.1 + reach);
+                let inside = |v: u32| {
+                    let p = pose.end[v as usize];
+                    p.cmpge(min).all() && p.cmple(max).all()
+                };
+                found.clear();
+                listed.start(pose.end.len());
+                pose.triangle_boxes
+                    .for_each_overlapping(stack, (min, max), |ct| {
+                        for v in mesh.triangles[ct as usize] {
+                            if listed.first(v) && inside(v) {
+                                found.push(v);
+                            }
+                        }
+                    });
+                found.sort_unstable();
+                let pairs = found
+                    .iter()
+                    .map(|&v| Pair::VertexTriangle(c as u32, v, t as u32));
+                segments[2 * c].extend(pairs);
+            }
+        }
+        for (f, &edge) in edges.clone().zip(&self.edges[edges]) {
+            let swept = swept_bounds(edge, x, x_prev, 0.0);
+            for (c, pose, _, reach) in meshes() {
+                let cloth_box = (swept.0 - reach, swept.1 + reach);
+                let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
+                found.clear();
+                listed.start(collider_edges.len());
+                pose.triangle_boxes
+                    .for_each_overlapping(stack, cloth_box, |ct| {
+                        for e in collider_triangle_edges[ct as usize] {
+                            let ends = || collider_edges[e as usize].map(|v| pose.end[v as usize]);
+                            if listed.first(e) && boxes_overlap(bounds(ends(), 0.0), cloth_box) {
+                                found.push(e);
+                            }
+                        }
+                    });
+                found.sort_unstable();
+                let pairs = found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32));
+                segments[2 * c + 1].extend(pairs);
+            }
+        }
+    }
+}
