@@ -31,7 +31,10 @@
 //! its hits are sorted, so the tree's shape and walk order change nothing), keeping the
 //! collider vertices inside its box and the collider edges whose boxes meet it (measured on
 //! `scenes/skirt.toml` at one thread: listing every vertex and edge of every overlapping
-//! collider triangle and sorting the lot cost 1.96 s against 1.13 s this way).
+//! collider triangle and sorting the lot cost 1.96 s against 1.13 s this way). A cloth edge
+//! whose triangle is searched in the same chunk reads that triangle's hits instead of walking
+//! the tree: its box lies inside the triangle's, so they hold every collider triangle it meets
+//! (docs/benchmarks.md, "Issue 13: cloth edges answered from their triangles' walks").
 //!
 //! The search runs in chunks of the cloth on every thread ([`FeatureContacts::search_chunk`]);
 //! the pairs are projected in colour order, every thread taking a share of each colour
@@ -71,6 +74,10 @@ pub struct FeatureContacts {
     triangles: Vec<[u32; 3]>,
     /// Their edges, unique and sorted, in particle indices.
     edges: Vec<[u32; 2]>,
+    /// The first two triangles holding each edge (indices into `triangles`; `u32::MAX` for
+    /// none), for the search to answer an edge from a triangle's query
+    /// ([`FeatureContacts::search_chunk`]).
+    edge_triangles: Vec<[u32; 2]>,
     /// Per collider (empty for analytic shapes): its unique edges, and per collider triangle
     /// its three edges (indices into the former).
     collider_edges: Vec<EdgeTable>,
@@ -118,7 +125,16 @@ impl FeatureContacts {
         } else {
             Vec::new()
         };
-        let (edges, _) = edges_of(&triangles);
+        let (edges, triangle_edges) = edges_of(&triangles);
+        let mut edge_triangles = vec![[u32::MAX; 2]; edges.len()];
+        for (t, triangle_edges) in triangle_edges.iter().enumerate() {
+            for &f in triangle_edges {
+                let holding = &mut edge_triangles[f as usize];
+                if let Some(free) = holding.iter_mut().find(|t| **t == u32::MAX) {
+                    *free = t as u32;
+                }
+            }
+        }
         let collider_edges = model
             .colliders
             .iter()
@@ -135,6 +151,7 @@ impl FeatureContacts {
         FeatureContacts {
             triangles,
             edges,
+            edge_triangles,
             collider_edges,
             pairs: Vec::new(),
             pair_particles: Vec::new(),

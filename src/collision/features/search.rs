@@ -5,7 +5,7 @@
 use super::{FeatureContacts, Pair};
 use crate::collision::bvh::{bounds, boxes_overlap, swept_bounds};
 use crate::collision::wide_bvh::WalkStack;
-use crate::collision::PosedCollider;
+use crate::collision::{MeshGeometry, MeshPose, PosedCollider};
 use crate::solver::parallel::share;
 use glam::DVec3;
 use std::ops::Range;
@@ -24,6 +24,11 @@ pub struct SearchChunk {
     particles: Vec<Vec<[u32; 3]>>,
     /// Scratch for one BVH query's hits.
     found: Vec<u32>,
+    /// The collider triangles each triangle query of the chunk found, query after query:
+    /// query `i · meshes + k` (the chunk's `i`-th cloth triangle against its `k`-th posed
+    /// mesh) ends at `hit_ends[i · meshes + k]`. The chunk's cloth edges read them.
+    hits: Vec<u32>,
+    hit_ends: Vec<u32>,
     /// Which collider vertices or edges the query has listed.
     listed: Listed,
     /// The stack of the collider trees' walks.
@@ -141,29 +146,57 @@ impl FeatureContacts {
         (triangles, edges): (Range<usize>, Range<usize>),
         out: &mut SearchChunk,
     ) {
-        let SearchChunk {
-            segments,
-            found,
-            listed,
-            stack,
-            ..
-        } = out;
-        segments.resize_with(2 * posed.len(), Vec::new);
-        segments.iter_mut().for_each(Vec::clear);
-        // The colliders with a posed mesh, and how far beyond a swept box each one reaches.
+        out.segments.resize_with(2 * posed.len(), Vec::new);
+        out.segments.iter_mut().for_each(Vec::clear);
+        // The colliders with a posed mesh, and how far beyond a swept box each one reaches
+        // (an iterator made again where needed: collecting them allocated in every substep).
         let meshes = || {
             (posed.iter().enumerate()).filter_map(|(c, posed)| {
                 match (posed.mesh, &posed.collider.mesh) {
-                    (Some(pose), Some(mesh)) => {
-                        Some((c, pose, mesh, 2.0 * margin(c) + pose.max_motion))
-                    }
+                    (Some(pose), Some(mesh)) => Some(Reach {
+                        collider: c,
+                        pose,
+                        mesh,
+                        reach: 2.0 * margin(c) + pose.max_motion,
+                    }),
                     _ => None,
                 }
             })
         };
+        self.search_triangles(meshes, x, x_prev, triangles.clone(), out);
+        self.search_edges(meshes, x, x_prev, (triangles, edges), out);
+    }
+
+    /// The vertex–triangle pairs of the cloth triangles `triangles` (see [`Self::search`]),
+    /// keeping each query's collider triangles for [`Self::search_edges`].
+    fn search_triangles<'a, M: Iterator<Item = Reach<'a>>>(
+        &self,
+        meshes: impl Fn() -> M,
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        triangles: Range<usize>,
+        out: &mut SearchChunk,
+    ) {
+        let SearchChunk {
+            segments,
+            found,
+            hits,
+            hit_ends,
+            listed,
+            stack,
+            ..
+        } = out;
+        hits.clear();
+        hit_ends.clear();
         for (t, &triangle) in triangles.clone().zip(&self.triangles[triangles]) {
             let swept = swept_bounds(triangle, x, x_prev, 0.0);
-            for (c, pose, mesh, reach) in meshes() {
+            for Reach {
+                collider: c,
+                pose,
+                mesh,
+                reach,
+            } in meshes()
+            {
                 let (min, max) = (swept.0 - reach, swept.1 + reach);
                 let inside = |v: u32| {
                     let p = pose.end[v as usize];
@@ -173,12 +206,14 @@ impl FeatureContacts {
                 listed.start(pose.end.len());
                 pose.triangle_boxes
                     .for_each_overlapping(stack, (min, max), |ct| {
+                        hits.push(ct);
                         for v in mesh.triangles[ct as usize] {
                             if listed.first(v) && inside(v) {
                                 found.push(v);
                             }
                         }
                     });
+                hit_ends.push(hits.len() as u32);
                 found.sort_unstable();
                 let pairs = found
                     .iter()
@@ -186,26 +221,88 @@ impl FeatureContacts {
                 segments[2 * c].extend(pairs);
             }
         }
+    }
+
+    /// The edge–edge pairs of the cloth edges `edges` (see [`Self::search`]). A cloth edge's
+    /// grown swept box lies inside that of each triangle holding it (the least and greatest
+    /// of some of the triangle's corners, grown by the same reach: rounding is monotone, so
+    /// this holds in `f64`), and each collider edge's box inside its triangles' boxes; so the
+    /// collider triangles whose boxes meet the edge's are among those a holding triangle's
+    /// query found. An edge with such a triangle in
+    /// `triangles` (searched just before, by [`Self::search_triangles`]) tests those instead
+    /// of walking the tree, and finds the same edges; the others walk.
+    fn search_edges<'a, M: Iterator<Item = Reach<'a>>>(
+        &self,
+        meshes: impl Fn() -> M,
+        x: &[DVec3],
+        x_prev: &[DVec3],
+        (triangles, edges): (Range<usize>, Range<usize>),
+        out: &mut SearchChunk,
+    ) {
+        let SearchChunk {
+            segments,
+            found,
+            hits,
+            hit_ends,
+            listed,
+            stack,
+            ..
+        } = out;
+        let mesh_count = meshes().count();
         for (f, &edge) in edges.clone().zip(&self.edges[edges]) {
             let swept = swept_bounds(edge, x, x_prev, 0.0);
-            for (c, pose, _, reach) in meshes() {
+            let holding =
+                (self.edge_triangles[f].into_iter()).find(|&t| triangles.contains(&(t as usize)));
+            for (
+                k,
+                Reach {
+                    collider: c,
+                    pose,
+                    reach,
+                    ..
+                },
+            ) in meshes().enumerate()
+            {
                 let cloth_box = (swept.0 - reach, swept.1 + reach);
                 let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
                 found.clear();
                 listed.start(collider_edges.len());
-                pose.triangle_boxes
-                    .for_each_overlapping(stack, cloth_box, |ct| {
-                        for e in collider_triangle_edges[ct as usize] {
-                            let ends = || collider_edges[e as usize].map(|v| pose.end[v as usize]);
-                            if listed.first(e) && boxes_overlap(bounds(ends(), 0.0), cloth_box) {
-                                found.push(e);
+                let mut list = |ct: u32| {
+                    for e in collider_triangle_edges[ct as usize] {
+                        let ends = || collider_edges[e as usize].map(|v| pose.end[v as usize]);
+                        if listed.first(e) && boxes_overlap(bounds(ends(), 0.0), cloth_box) {
+                            found.push(e);
+                        }
+                    }
+                };
+                match holding {
+                    Some(t) => {
+                        let query = (t as usize - triangles.start) * mesh_count + k;
+                        let start = query.checked_sub(1).map_or(0, |q| hit_ends[q] as usize);
+                        for &ct in &hits[start..hit_ends[query] as usize] {
+                            let collider_box = pose.triangle_boxes.boxes[ct as usize];
+                            if boxes_overlap(collider_box, cloth_box) {
+                                list(ct);
                             }
                         }
-                    });
+                    }
+                    None => pose
+                        .triangle_boxes
+                        .for_each_overlapping(stack, cloth_box, list),
+                }
                 found.sort_unstable();
                 let pairs = found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32));
                 segments[2 * c + 1].extend(pairs);
             }
         }
     }
+}
+
+/// A posed mesh collider and how far beyond a cloth element's swept box it can reach in the
+/// substep: twice the contact distance and the farthest any of its vertices moved.
+struct Reach<'a> {
+    collider: usize,
+    pose: &'a MeshPose,
+    mesh: &'a MeshGeometry,
+    reach: f64,
 }

@@ -87,7 +87,10 @@ fn pressed_into_the_body(
 /// The cloth pressed into the body ([`pressed_into_the_body`]): the search in one, two or
 /// five chunks lists exactly the brute-force pairs, each once, in order. A collider vertex is
 /// held by several of the triangles a walk finds, and a collider edge by two, so a search
-/// that lists one twice, or skips one it has met in an earlier query, fails.
+/// that lists one twice, or skips one it has met in an earlier query, fails. In one chunk
+/// every cloth edge is answered from a holding triangle's query; in more, the edges at the
+/// chunks' borders whose triangles lie in another chunk walk the tree themselves, so a
+/// search that reads another query's triangles, or a triangle of another chunk, fails too.
 #[test]
 fn the_search_lists_every_pair_once_in_order() {
     pressed_into_the_body(|model, posed, x, x_prev, margin| {
