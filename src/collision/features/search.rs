@@ -24,9 +24,9 @@ pub struct SearchChunk {
     particles: Vec<Vec<[u32; 3]>>,
     /// Scratch for one BVH query's hits.
     found: Vec<u32>,
-    /// The collider triangles each triangle query of the chunk found, query after query:
-    /// query `i · meshes + k` (the chunk's `i`-th cloth triangle against its `k`-th posed
-    /// mesh) ends at `hit_ends[i · meshes + k]`. The chunk's cloth edges read them.
+    /// The collider triangles the chunk's triangle queries found against one collider, query
+    /// after query: the chunk's `i`-th cloth triangle's end at `hit_ends[i]`. The chunk's
+    /// cloth edges read them.
     hits: Vec<u32>,
     hit_ends: Vec<u32>,
     /// Which collider vertices or edges the query has listed.
@@ -132,11 +132,13 @@ impl FeatureContacts {
     /// every collider edge whose box meets the box a cloth edge sweeps, both grown by twice
     /// `margin(c)` (the contact distance with collider `c`) and by how far the collider moves;
     /// found through the collider's tree, in cloth order, each pair once. Searches the cloth
-    /// triangles and edges of the given ranges into `out` (see [`SearchChunk`]). Each
-    /// element's swept box is found once ([`swept_bounds`]) and grown for each collider:
-    /// found per collider through [`bounds`] over a chain of iterators, these boxes took a
-    /// tenth of `scenes/dancer.toml`'s instructions (docs/benchmarks.md, "Issue 13: the
-    /// collider-feature search's swept boxes").
+    /// triangles and edges of the given ranges into `out` (see [`SearchChunk`]), collider by
+    /// collider: an element's swept box is found ([`swept_bounds`]) and grown once per mesh
+    /// collider (found through [`bounds`] over a chain of iterators, these boxes took a tenth
+    /// of `scenes/dancer.toml`'s instructions, docs/benchmarks.md, "Issue 13: the
+    /// collider-feature search's swept boxes"; kept from one collider to the next they cost
+    /// 48 bytes per element for 2.6 % of the dancer's instructions, "Issue 13: cloth edges
+    /// answered from their triangles' walks").
     pub(super) fn search(
         &self,
         posed: &[PosedCollider],
@@ -148,32 +150,34 @@ impl FeatureContacts {
     ) {
         out.segments.resize_with(2 * posed.len(), Vec::new);
         out.segments.iter_mut().for_each(Vec::clear);
-        // The colliders with a posed mesh, and how far beyond a swept box each one reaches
-        // (an iterator made again where needed: collecting them allocated in every substep).
-        let meshes = || {
-            (posed.iter().enumerate()).filter_map(|(c, posed)| {
-                match (posed.mesh, &posed.collider.mesh) {
-                    (Some(pose), Some(mesh)) => Some(Reach {
-                        collider: c,
-                        pose,
-                        mesh,
-                        reach: 2.0 * margin(c) + pose.max_motion,
-                    }),
-                    _ => None,
-                }
-            })
-        };
-        self.search_triangles(meshes, x, x_prev, triangles.clone(), out);
-        self.search_edges(meshes, x, x_prev, (triangles, edges), out);
+        // The colliders with a posed mesh, and how far beyond a swept box each one reaches.
+        let meshes = (posed.iter().enumerate()).filter_map(|(c, posed)| {
+            match (posed.mesh, &posed.collider.mesh) {
+                (Some(pose), Some(mesh)) => Some(Reach {
+                    collider: c,
+                    pose,
+                    mesh,
+                    reach: 2.0 * margin(c) + pose.max_motion,
+                }),
+                _ => None,
+            }
+        });
+        // Collider by collider: each segment holds one collider's pairs, so the lists are the
+        // same as element by element, which took 2.4 % more of the dancer's instructions and
+        // 10 % more of the body's (docs/benchmarks.md, "Issue 13: cloth edges answered from
+        // their triangles' walks").
+        for mesh in meshes {
+            self.search_triangles(&mesh, (x, x_prev), triangles.clone(), out);
+            self.search_edges(&mesh, (x, x_prev), (triangles.clone(), edges.clone()), out);
+        }
     }
 
-    /// The vertex–triangle pairs of the cloth triangles `triangles` (see [`Self::search`]),
-    /// keeping each query's collider triangles for [`Self::search_edges`].
-    fn search_triangles<'a, M: Iterator<Item = Reach<'a>>>(
+    /// The vertex–triangle pairs of `mesh` and the cloth triangles `triangles` (see
+    /// [`Self::search`]), keeping each query's collider triangles for [`Self::search_edges`].
+    fn search_triangles(
         &self,
-        meshes: impl Fn() -> M,
-        x: &[DVec3],
-        x_prev: &[DVec3],
+        mesh: &Reach,
+        (x, x_prev): (&[DVec3], &[DVec3]),
         triangles: Range<usize>,
         out: &mut SearchChunk,
     ) {
@@ -186,56 +190,53 @@ impl FeatureContacts {
             stack,
             ..
         } = out;
+        let &Reach {
+            collider: c,
+            pose,
+            mesh,
+            reach,
+        } = mesh;
         hits.clear();
         hit_ends.clear();
         for (t, &triangle) in triangles.clone().zip(&self.triangles[triangles]) {
             let swept = swept_bounds(triangle, x, x_prev, 0.0);
-            for Reach {
-                collider: c,
-                pose,
-                mesh,
-                reach,
-            } in meshes()
-            {
-                let (min, max) = (swept.0 - reach, swept.1 + reach);
-                let inside = |v: u32| {
-                    let p = pose.end[v as usize];
-                    p.cmpge(min).all() && p.cmple(max).all()
-                };
-                found.clear();
-                listed.start(pose.end.len());
-                pose.triangle_boxes
-                    .for_each_overlapping(stack, (min, max), |ct| {
-                        hits.push(ct);
-                        for v in mesh.triangles[ct as usize] {
-                            if listed.first(v) && inside(v) {
-                                found.push(v);
-                            }
+            let (min, max) = (swept.0 - reach, swept.1 + reach);
+            let inside = |v: u32| {
+                let p = pose.end[v as usize];
+                p.cmpge(min).all() && p.cmple(max).all()
+            };
+            found.clear();
+            listed.start(pose.end.len());
+            pose.triangle_boxes
+                .for_each_overlapping(stack, (min, max), |ct| {
+                    hits.push(ct);
+                    for v in mesh.triangles[ct as usize] {
+                        if listed.first(v) && inside(v) {
+                            found.push(v);
                         }
-                    });
-                hit_ends.push(hits.len() as u32);
-                found.sort_unstable();
-                let pairs = found
-                    .iter()
-                    .map(|&v| Pair::VertexTriangle(c as u32, v, t as u32));
-                segments[2 * c].extend(pairs);
-            }
+                    }
+                });
+            hit_ends.push(hits.len() as u32);
+            found.sort_unstable();
+            let pairs = found
+                .iter()
+                .map(|&v| Pair::VertexTriangle(c as u32, v, t as u32));
+            segments[2 * c].extend(pairs);
         }
     }
 
-    /// The edge–edge pairs of the cloth edges `edges` (see [`Self::search`]). A cloth edge's
-    /// grown swept box lies inside that of each triangle holding it (the least and greatest
-    /// of some of the triangle's corners, grown by the same reach: rounding is monotone, so
-    /// this holds in `f64`), and each collider edge's box inside its triangles' boxes; so the
-    /// collider triangles whose boxes meet the edge's are among those a holding triangle's
-    /// query found. An edge with such a triangle in
+    /// The edge–edge pairs of `mesh` and the chunk's cloth edges `edges` (see
+    /// [`Self::search`]). A cloth edge's grown swept box lies inside that of each triangle
+    /// holding it (the least and greatest of some of the triangle's corners, grown by the
+    /// same reach: rounding is monotone, so this holds in `f64`), and each collider edge's
+    /// box inside its triangles' boxes; so the collider triangles whose boxes meet the edge's
+    /// are among those a holding triangle's query found. An edge with such a triangle in
     /// `triangles` (searched just before, by [`Self::search_triangles`]) tests those instead
     /// of walking the tree, and finds the same edges; the others walk.
-    fn search_edges<'a, M: Iterator<Item = Reach<'a>>>(
+    fn search_edges(
         &self,
-        meshes: impl Fn() -> M,
-        x: &[DVec3],
-        x_prev: &[DVec3],
+        mesh: &Reach,
+        (x, x_prev): (&[DVec3], &[DVec3]),
         (triangles, edges): (Range<usize>, Range<usize>),
         out: &mut SearchChunk,
     ) {
@@ -248,52 +249,46 @@ impl FeatureContacts {
             stack,
             ..
         } = out;
-        let mesh_count = meshes().count();
+        let &Reach {
+            collider: c,
+            pose,
+            reach,
+            ..
+        } = mesh;
+        let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
         for (f, &edge) in edges.clone().zip(&self.edges[edges]) {
             let swept = swept_bounds(edge, x, x_prev, 0.0);
+            let cloth_box = (swept.0 - reach, swept.1 + reach);
+            found.clear();
+            listed.start(collider_edges.len());
+            let mut list = |ct: u32| {
+                for e in collider_triangle_edges[ct as usize] {
+                    let ends = || collider_edges[e as usize].map(|v| pose.end[v as usize]);
+                    if listed.first(e) && boxes_overlap(bounds(ends(), 0.0), cloth_box) {
+                        found.push(e);
+                    }
+                }
+            };
             let holding =
                 (self.edge_triangles[f].into_iter()).find(|&t| triangles.contains(&(t as usize)));
-            for (
-                k,
-                Reach {
-                    collider: c,
-                    pose,
-                    reach,
-                    ..
-                },
-            ) in meshes().enumerate()
-            {
-                let cloth_box = (swept.0 - reach, swept.1 + reach);
-                let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
-                found.clear();
-                listed.start(collider_edges.len());
-                let mut list = |ct: u32| {
-                    for e in collider_triangle_edges[ct as usize] {
-                        let ends = || collider_edges[e as usize].map(|v| pose.end[v as usize]);
-                        if listed.first(e) && boxes_overlap(bounds(ends(), 0.0), cloth_box) {
-                            found.push(e);
+            match holding {
+                Some(t) => {
+                    let query = t as usize - triangles.start;
+                    let start = query.checked_sub(1).map_or(0, |q| hit_ends[q] as usize);
+                    for &ct in &hits[start..hit_ends[query] as usize] {
+                        let collider_box = pose.triangle_boxes.boxes[ct as usize];
+                        if boxes_overlap(collider_box, cloth_box) {
+                            list(ct);
                         }
                     }
-                };
-                match holding {
-                    Some(t) => {
-                        let query = (t as usize - triangles.start) * mesh_count + k;
-                        let start = query.checked_sub(1).map_or(0, |q| hit_ends[q] as usize);
-                        for &ct in &hits[start..hit_ends[query] as usize] {
-                            let collider_box = pose.triangle_boxes.boxes[ct as usize];
-                            if boxes_overlap(collider_box, cloth_box) {
-                                list(ct);
-                            }
-                        }
-                    }
-                    None => pose
-                        .triangle_boxes
-                        .for_each_overlapping(stack, cloth_box, list),
                 }
-                found.sort_unstable();
-                let pairs = found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32));
-                segments[2 * c + 1].extend(pairs);
+                None => pose
+                    .triangle_boxes
+                    .for_each_overlapping(stack, cloth_box, list),
             }
+            found.sort_unstable();
+            let pairs = found.iter().map(|&e| Pair::EdgeEdge(c as u32, e, f as u32));
+            segments[2 * c + 1].extend(pairs);
         }
     }
 }
