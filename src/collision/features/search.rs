@@ -257,6 +257,18 @@ impl FeatureContacts {
         } = mesh;
         let (collider_edges, collider_triangle_edges) = &self.collider_edges[c];
         for (f, &edge) in edges.clone().zip(&self.edges[edges]) {
+            // The holding triangle's hits, if one is in the chunk: when they are none (most
+            // edges, away from the body) the edge has no pair and nothing more is done.
+            let holding =
+                (self.edge_triangles[f].into_iter()).find(|&t| triangles.contains(&(t as usize)));
+            let near = holding.map(|t| {
+                let query = t as usize - triangles.start;
+                let start = query.checked_sub(1).map_or(0, |q| hit_ends[q] as usize);
+                &hits[start..hit_ends[query] as usize]
+            });
+            if near.is_some_and(|near| near.is_empty()) {
+                continue;
+            }
             let swept = swept_bounds(edge, x, x_prev, 0.0);
             let cloth_box = (swept.0 - reach, swept.1 + reach);
             found.clear();
@@ -269,13 +281,9 @@ impl FeatureContacts {
                     }
                 }
             };
-            let holding =
-                (self.edge_triangles[f].into_iter()).find(|&t| triangles.contains(&(t as usize)));
-            match holding {
-                Some(t) => {
-                    let query = t as usize - triangles.start;
-                    let start = query.checked_sub(1).map_or(0, |q| hit_ends[q] as usize);
-                    for &ct in &hits[start..hit_ends[query] as usize] {
+            match near {
+                Some(near) => {
+                    for &ct in near {
                         let collider_box = pose.triangle_boxes.boxes[ct as usize];
                         if boxes_overlap(collider_box, cloth_box) {
                             list(ct);
