@@ -36,7 +36,7 @@ impl Aabb {
 /// of [`bounds`] the swept boxes of every substep were 3.3 % of the self-colliding pile's
 /// instructions, most of it in calls the compiler left out of line (docs/benchmarks.md,
 /// "Issue 13: swept boxes written out").
-#[inline]
+#[inline(always)]
 pub fn swept_bounds<const N: usize>(
     particles: [u32; N],
     x: &[DVec3],
