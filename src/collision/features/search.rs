@@ -98,8 +98,8 @@ impl FeatureContacts {
         }
     }
 
-    /// The cloth particles pair `pair` reads and moves ([`Sample::particles`]): a triangle's
-    /// three, or an edge's two with the first repeated.
+    /// The cloth particles pair `pair` reads and moves (a [`super::Sample`]'s `particles`): a
+    /// triangle's three, or an edge's two with the first repeated.
     fn particles_of(&self, pair: Pair) -> [u32; 3] {
         match pair {
             Pair::VertexTriangle(_, _, t) => self.triangles[t as usize],
@@ -113,7 +113,7 @@ impl FeatureContacts {
     /// Lists this substep's pairs from every chunk: segment by segment, the chunks in order.
     /// Chunks are contiguous and in cloth order, so the list is the one a single search
     /// would give, whatever the number of chunks. Then colours the list
-    /// ([`PairColours`]): the order the pairs are projected in.
+    /// ([`crate::solver::pair_colours::PairColours`]): the order the pairs are projected in.
     pub fn join(&mut self, chunks: &[std::sync::Mutex<SearchChunk>]) {
         self.pairs.clear();
         self.pair_particles.clear();
