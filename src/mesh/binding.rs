@@ -2,7 +2,8 @@
 //!
 //! Every fine (render) vertex `p` is bound once, at bind time, to one coarse triangle `abc`:
 //! the triangle nearest to `p` (smallest Euclidean distance; ties to the lowest triangle
-//! index), found with the collider BVH ([`Bvh::closest`], which runs Ericson's closest point
+//! index), found with the collider BVH
+//! ([`crate::collision::wide_bvh::WideBvh::closest`], which runs Ericson's closest point
 //! on a triangle, [`closest_on_triangle`]). The binding keeps
 //!
 //! - `w = [w_a, w_b, w_c]`, the barycentric weights of the closest point, so the *bound point*

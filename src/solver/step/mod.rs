@@ -10,7 +10,7 @@
 //!    tetrahedra, dihedral, isometric and rope bending, then the same backward; each colour
 //!    split between the threads in whole batches of [`LANES`] projected in SIMD lanes,
 //!    overflow groups on one thread one constraint at a time;
-//!    see [`Sweep`]), then the
+//!    see `Sweep` in `xpbd_stages.rs`), then the
 //!    object-wide kinds on one thread (volumes, shape matching), long-range tethers, then
 //!    contacts (per particle), so contacts get the last word on penetration. With shape
 //!    matching, shape matching and contacts alternate once more and shape matching closes the
