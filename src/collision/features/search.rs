@@ -25,10 +25,10 @@ pub struct SearchChunk {
     /// Scratch for one BVH query's hits.
     found: Vec<u32>,
     /// The collider triangles the chunk's triangle queries found against one collider, query
-    /// after query: the chunk's `i`-th cloth triangle's end at `hit_ends[i]`. The chunk's
-    /// cloth edges read them.
+    /// after query: the chunk's `i`-th cloth triangle's are `hits[hit_starts[i]..hit_starts[i
+    /// + 1]]`. The chunk's cloth edges read them.
     hits: Vec<u32>,
-    hit_ends: Vec<u32>,
+    hit_starts: Vec<u32>,
     /// Which collider vertices or edges the query has listed.
     listed: Listed,
     /// The stack of the collider trees' walks.
@@ -185,7 +185,7 @@ impl FeatureContacts {
             segments,
             found,
             hits,
-            hit_ends,
+            hit_starts,
             listed,
             stack,
             ..
@@ -197,7 +197,8 @@ impl FeatureContacts {
             reach,
         } = mesh;
         hits.clear();
-        hit_ends.clear();
+        hit_starts.clear();
+        hit_starts.push(0);
         for (t, &triangle) in triangles.clone().zip(&self.triangles[triangles]) {
             let swept = swept_bounds(triangle, x, x_prev, 0.0);
             let (min, max) = (swept.0 - reach, swept.1 + reach);
@@ -216,7 +217,7 @@ impl FeatureContacts {
                         }
                     }
                 });
-            hit_ends.push(hits.len() as u32);
+            hit_starts.push(hits.len() as u32);
             found.sort_unstable();
             let pairs = found
                 .iter()
@@ -244,7 +245,7 @@ impl FeatureContacts {
             segments,
             found,
             hits,
-            hit_ends,
+            hit_starts,
             listed,
             stack,
             ..
@@ -263,8 +264,7 @@ impl FeatureContacts {
                 (self.edge_triangles[f].into_iter()).find(|&t| triangles.contains(&(t as usize)));
             let near = holding.map(|t| {
                 let query = t as usize - triangles.start;
-                let start = query.checked_sub(1).map_or(0, |q| hit_ends[q] as usize);
-                &hits[start..hit_ends[query] as usize]
+                &hits[hit_starts[query] as usize..hit_starts[query + 1] as usize]
             });
             if near.is_some_and(|near| near.is_empty()) {
                 continue;
