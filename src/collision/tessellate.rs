@@ -86,9 +86,9 @@ fn capsule(out: &mut ColliderMesh, a: DVec3, b: DVec3, radius: f64) {
         let centre = if north { b } else { a };
         for k in 0..SEGMENTS {
             let azimuth = std::f64::consts::TAU * k as f64 / SEGMENTS as f64;
-            let around = u * azimuth.cos() + v * azimuth.sin();
+            let around = u * libm::cos(azimuth) + v * libm::sin(azimuth);
             out.positions
-                .push(centre + (around * polar.sin() + axis * polar.cos()) * radius);
+                .push(centre + (around * libm::sin(polar) + axis * libm::cos(polar)) * radius);
         }
     }
     out.positions.push(b + axis * radius);

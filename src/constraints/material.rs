@@ -28,7 +28,8 @@ impl Material {
     /// `k' = 1 − (1 − k)^(1/n)`.
     pub fn pbd(stiffness: f64, iterations: usize) -> Material {
         Material::Stiff {
-            stiffness: 1.0 - (1.0 - stiffness).powf(1.0 / iterations as f64),
+            // `libm`: the same bits on every CPU (docs/physics.md, "Across CPUs").
+            stiffness: 1.0 - libm::pow(1.0 - stiffness, 1.0 / iterations as f64),
         }
     }
 

@@ -258,7 +258,7 @@ impl Tube {
                 let (u, w) = frames[i];
                 for k in 0..self.sides {
                     let theta = TAU * k as f64 / self.sides as f64;
-                    let radial = u * theta.cos() + w * theta.sin();
+                    let radial = u * libm::cos(theta) + w * libm::sin(theta);
                     out.push(positions[v as usize] + radial * self.radius);
                     normals.push(radial);
                 }
@@ -285,11 +285,11 @@ impl Tube {
         if chain.closed && t.len() > 2 {
             // Around the loop and back to the start: spread the miss over the rings.
             let back = perpendicular(rotate_between(t[t.len() - 1], t[0], u), t[0]);
-            let miss = back.cross(frames[0]).dot(t[0]).atan2(back.dot(frames[0]));
+            let miss = libm::atan2(back.cross(frames[0]).dot(t[0]), back.dot(frames[0]));
             for (i, f) in frames.iter_mut().enumerate() {
                 let angle = miss * i as f64 / t.len() as f64;
                 let w = t[i].cross(*f);
-                *f = *f * angle.cos() + w * angle.sin();
+                *f = *f * libm::cos(angle) + w * libm::sin(angle);
             }
         }
         frames

@@ -318,3 +318,39 @@ fn issue_13_points_of_radius_zero_list_no_sphere_pairs() {
         }
     }
 }
+
+/// The same bytes whichever variants of `sin`, `cos`, `exp`, `pow` the C library picks for
+/// this CPU (docs/physics.md, "Across CPUs"): glibc takes FMA variants where the CPU has FMA,
+/// and `GLIBC_TUNABLES` makes it take the others. The turntable's keyed rotation took `sin`
+/// and `cos` from glibc and wrote other frames 43 and 48 that way until the simulator's math
+/// moved to the `libm` crate. On a CPU without FMA, or another C library, both runs take the
+/// same variants and the test shows nothing.
+#[test]
+fn issue_13_the_same_bytes_whichever_libm_variants_glibc_picks() {
+    let scene = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/turntable.toml"),
+    )
+    .unwrap();
+    let reference = Workspace::new();
+    reference.run_ok(&scene, &["--threads", "1"]);
+    let other = Workspace::new();
+    let path = other.write("scene.toml", &scene);
+    let output = std::process::Command::new(BIN)
+        .args(["run", "--quiet", "--threads", "2", "--out"])
+        .arg(other.out())
+        .arg(&path)
+        .env(
+            "GLIBC_TUNABLES",
+            "glibc.cpu.hwcaps=-AVX2_Usable,-FMA_Usable,-AVX2,-FMA",
+        )
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let expected = cache_files(&reference.out());
+    assert_eq!(expected.len(), 48);
+    assert!(cache_files(&other.out()) == expected, "frames differ");
+    assert_eq!(
+        stats_without_timings(&other.out()),
+        stats_without_timings(&reference.out())
+    );
+}

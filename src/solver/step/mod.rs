@@ -805,7 +805,8 @@ impl Frame<'_> {
 
     fn update_velocities(&self, range: std::ops::Range<usize>, h: f64) {
         let params = self.params;
-        let damping = (-params.velocity_damping * h).exp();
+        // `libm`, not the C library: the same bits on every CPU (docs/physics.md, "Across CPUs").
+        let damping = libm::exp(-params.velocity_damping * h);
         let rest_speed = if params.gravity.length() > 0.0 {
             2.0 * params.gravity.length() * h
         } else {
