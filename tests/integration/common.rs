@@ -29,6 +29,11 @@ impl Workspace {
 
     /// Writes `scene.toml` and runs `xpbd-sim run` on it with `args`; output in `out/`.
     pub fn run(&self, scene: &str, args: &[&str]) -> Output {
+        self.command(scene, args).output().expect("run xpbd-sim")
+    }
+
+    /// The command [`Self::run`] runs, for a test that sets more on it (its environment).
+    pub fn command(&self, scene: &str, args: &[&str]) -> Command {
         let path = self.write("scene.toml", scene);
         let out = self.path("out");
         let mut command = Command::new(BIN);
@@ -39,7 +44,7 @@ impl Workspace {
             .arg(&out)
             .arg("--quiet");
         command.args(args);
-        command.output().expect("run xpbd-sim")
+        command
     }
 
     /// Runs and asserts success.

@@ -334,11 +334,8 @@ fn issue_13_the_same_bytes_whichever_libm_variants_glibc_picks() {
     let reference = Workspace::new();
     reference.run_ok(&scene, &["--threads", "1"]);
     let other = Workspace::new();
-    let path = other.write("scene.toml", &scene);
-    let output = std::process::Command::new(BIN)
-        .args(["run", "--quiet", "--threads", "2", "--out"])
-        .arg(other.out())
-        .arg(&path)
+    let output = other
+        .command(&scene, &["--threads", "2"])
         .env(
             "GLIBC_TUNABLES",
             "glibc.cpu.hwcaps=-AVX2_Usable,-FMA_Usable,-AVX2,-FMA",
