@@ -158,8 +158,9 @@ const FLUID_BUFFER_BYTES: usize = 2 * 8 + 4 * 24;
 
 /// Per fluid particle: the threads' neighbour lists and hashes, and the search the frame's
 /// figures and the PLY densities make again (about 33 neighbours each at `h = 2 s`).
-/// Calibrated on scenes/bench/dam-100k.toml without output: 66 MiB measured.
-const FLUID_SEARCH_BYTES: usize = 290;
+/// Calibrated on scenes/bench/dam-100k.toml without output: 66 MiB measured, then 48 B
+/// more when the two hashes took each entry's position beside it (73–77 MiB measured).
+const FLUID_SEARCH_BYTES: usize = 338;
 
 /// An object's topology as the model keeps it.
 fn layout_bytes(object: &ObjectLayout) -> usize {

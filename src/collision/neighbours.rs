@@ -5,7 +5,11 @@
 //! joined in order are the lists of the whole block.
 
 use super::spatial_hash::SpatialHash;
+use crate::constraints::batch::lane_passes;
+use crate::constraints::lane_io::ParticleLanes;
+use crate::constraints::lanes::{Real, LANES};
 use glam::DVec3;
+use std::ops::Range;
 
 /// The neighbour lists of a run of particles.
 #[derive(Debug, Default, Clone)]
@@ -15,6 +19,8 @@ pub struct NeighbourLists {
     indices: Vec<u32>,
     /// Scratch for one particle's candidates (a bucket shared by two cells repeats them).
     candidates: Vec<u32>,
+    /// Scratch for one particle's buckets ([`SpatialHash::buckets_near`]).
+    buckets: Vec<Range<usize>>,
 }
 
 impl NeighbourLists {
@@ -32,32 +38,100 @@ impl NeighbourLists {
     }
 
     /// Appends the lists of `particles`: every other particle hashed in `hash` closer than
-    /// `radius`, ascending.
+    /// `radius`, ascending, on [`SimdPath::chosen`](crate::constraints::batch::SimdPath::chosen).
     pub fn append(&mut self, particles: &[u32], x: &[DVec3], hash: &SpatialHash, radius: f64) {
-        let r2 = radius * radius;
-        for &i in particles {
-            let xi = x[i as usize];
-            self.candidates.clear();
-            let reach = DVec3::splat(radius);
-            hash.for_each_bucket_near(xi - reach, xi + reach, |bucket| {
-                for &j in bucket {
-                    if j != i && (x[j as usize] - xi).length_squared() < r2 {
-                        self.candidates.push(j);
-                    }
-                }
-            });
-            self.candidates.sort_unstable();
-            self.candidates.dedup();
-            self.indices.extend_from_slice(&self.candidates);
-            self.offsets.push(self.indices.len() as u32);
-        }
+        append(self, particles, x, hash, radius);
     }
-
     /// The neighbours of the `k`-th particle of the share.
     #[inline]
     pub fn of(&self, k: usize) -> &[u32] {
         &self.indices[self.offsets[k] as usize..self.offsets[k + 1] as usize]
     }
+}
+
+lane_passes! {
+    /// [`NeighbourLists::append`].
+    fn append(
+        lists: &mut NeighbourLists,
+        particles: &[u32],
+        x: &[DVec3],
+        hash: &SpatialHash,
+        radius: f64,
+    );
+    /// [`append`] on `path`.
+    fn append_on / append_avx2 / append_avx512 = append_with;
+}
+
+/// [`append`] in lanes of `S`: each bucket's candidates [`LANES`] at a time, their
+/// positions read as runs from the hash. A query tests about 216 candidates for about 33
+/// neighbours (docs/benchmarks.md, "Issue 16"); one at a time, each took about 25
+/// instructions with its branch. The distance is glam's `length_squared` of the
+/// difference, `(dx² + dy²) + dz²`, in exactly rounded operations per lane, so a lane
+/// decides what the one-at-a-time test decided.
+#[inline(always)]
+#[allow(
+    clippy::extra_unused_type_parameters,
+    reason = "`lane_passes!` hands every pass its path's particle mover; this one reads runs"
+)]
+fn append_with<S: Real, IO: ParticleLanes<S>>(
+    lists: &mut NeighbourLists,
+    particles: &[u32],
+    x: &[DVec3],
+    hash: &SpatialHash,
+    radius: f64,
+) {
+    let r2 = S::splat(radius * radius);
+    let reach = DVec3::splat(radius);
+    let (entries, xs, ys, zs) = (
+        hash.entries(),
+        hash.coordinates(0),
+        hash.coordinates(1),
+        hash.coordinates(2),
+    );
+    for &i in particles {
+        let xi = x[i as usize];
+        let (px, py, pz) = (S::splat(xi.x), S::splat(xi.y), S::splat(xi.z));
+        lists.candidates.clear();
+        hash.buckets_near(xi - reach, xi + reach, &mut lists.buckets);
+        for bucket in &lists.buckets {
+            // A counted loop: `step_by` cost about a tenth of the search.
+            let mut start = bucket.start;
+            while start < bucket.end {
+                let (dx, dy, dz) = (
+                    run::<S>(xs, start) - px,
+                    run::<S>(ys, start) - py,
+                    run::<S>(zs, start) - pz,
+                );
+                let near = (dx * dx + dy * dy + dz * dz).lt(r2);
+                let held = (bucket.end - start).min(LANES);
+                let mut bits = S::mask_bits(near) & (u32::MAX >> (32 - held));
+                while bits != 0 {
+                    let j = entries[start + bits.trailing_zeros() as usize];
+                    bits &= bits - 1;
+                    if j != i {
+                        lists.candidates.push(j);
+                    }
+                }
+                start += LANES;
+            }
+        }
+        lists.candidates.sort_unstable();
+        lists.candidates.dedup();
+        lists.indices.extend_from_slice(&lists.candidates);
+        lists.offsets.push(lists.indices.len() as u32);
+    }
+}
+
+/// [`LANES`] coordinates from `start` (the hash's coordinates run on [`LANES`] past its
+/// last entry, so every run from an entry is in bounds). A function, not a closure: a
+/// closure does not inherit the `#[target_feature]` of the lane pass.
+#[inline(always)]
+fn run<S: Real>(axis: &[f64], start: usize) -> S {
+    S::load(
+        axis[start..start + LANES]
+            .try_into()
+            .expect("a run of LANES"),
+    )
 }
 
 #[cfg(test)]
@@ -93,6 +167,51 @@ mod tests {
                 second.of(i - 250)
             };
             assert_eq!(split, &expected[..]);
+        }
+    }
+
+    /// Every SIMD path keeps exactly the candidates whose `length_squared` of the
+    /// difference is below `radius²`, at the border too: particles on rays at distances
+    /// within a few ulps of the radius, buckets of every length modulo [`LANES`]. Around
+    /// the origin as well, where the zeros the hash's coordinates run on with would be near
+    /// if a lane past a bucket's end were read as a candidate.
+    #[test]
+    fn every_path_decides_as_one_at_a_time_at_the_border() {
+        for centre in [DVec3::new(0.3, 0.2, 0.1), DVec3::ZERO] {
+            paths_decide_as_one_at_a_time_around(centre);
+        }
+    }
+
+    fn paths_decide_as_one_at_a_time_around(centre: DVec3) {
+        let radius = 0.1;
+        let mut x = vec![centre];
+        for ray in 0..40 {
+            let angle = f64::from(ray) * 0.7;
+            let direction = DVec3::new(angle.cos(), angle.sin(), (0.3 * angle).sin()).normalize();
+            for step in -3..=3 {
+                let distance = radius * (1.0 + f64::from(step) * f64::EPSILON);
+                x.push(x[0] + direction * distance);
+            }
+            x.push(x[0] + direction * (0.01 * f64::from(ray)));
+        }
+        let all: Vec<u32> = (0..x.len() as u32).collect();
+        let hash = SpatialHash::build(&x, &all, radius);
+        let within = |i: usize, j: usize| (x[j] - x[i]).length_squared() < radius * radius;
+        for path in crate::constraints::batch::SimdPath::available() {
+            let mut lists = NeighbourLists::default();
+            lists.clear();
+            append_on(path, &mut lists, &all, &x, &hash, radius);
+            for i in 0..x.len() {
+                let expected: Vec<u32> = (0..x.len() as u32)
+                    .filter(|&j| j as usize != i && within(i, j as usize))
+                    .collect();
+                assert_eq!(lists.of(i), &expected[..], "{path:?}, particle {i}");
+            }
+            let border = (1..x.len()).filter(|&j| within(0, j)).count();
+            assert!(
+                (100..300).contains(&border),
+                "{border} of the ray points inside"
+            );
         }
     }
 }

@@ -5,8 +5,14 @@
 //! particles in ascending index order, so every query visits them in one fixed order whatever
 //! the threads. Two cells may share a bucket: callers filter by distance, and box queries
 //! that visit a bucket twice report its particles twice (callers sort and deduplicate).
+//!
+//! Each entry's position is kept beside it, one array per axis, so that a query reads a
+//! bucket's positions as runs of [`LANES`] numbers ([`super::neighbours`] tests eight
+//! candidates at a time) instead of gathering them from the particle array.
 
+use crate::constraints::lanes::LANES;
 use glam::DVec3;
+use std::ops::Range;
 
 /// Teschner's primes: cell `(i, j, k)` hashes to `i p₀ ⊕ j p₁ ⊕ k p₂`.
 const HASH_PRIMES: [i64; 3] = [73_856_093, 19_349_663, 83_492_791];
@@ -19,6 +25,9 @@ pub struct SpatialHash {
     starts: Vec<u32>,
     /// Particle indices grouped by bucket, ascending within a bucket.
     entries: Vec<u32>,
+    /// The hashed positions of the entries, per axis, in the same places, followed by
+    /// [`LANES`] zeros: a run of [`LANES`] read from any entry stays in bounds.
+    coordinates: [Vec<f64>; 3],
     /// The counting sort's scratch: each particle's bucket, then where the next particle of
     /// each bucket goes. Kept, like the two above, so that hashing again allocates nothing
     /// (the solver hashes its colliding particles in every substep).
@@ -52,8 +61,16 @@ impl SpatialHash {
         }
         self.next.clone_from(&self.starts);
         self.entries.resize(particles.len(), 0);
+        for axis in &mut self.coordinates {
+            axis.clear();
+            axis.resize(particles.len() + LANES, 0.0);
+        }
         for (&i, &b) in particles.iter().zip(&bucket_of) {
-            self.entries[self.next[b] as usize] = i;
+            let slot = self.next[b] as usize;
+            self.entries[slot] = i;
+            let p = x[i as usize];
+            (self.coordinates[0][slot], self.coordinates[1][slot]) = (p.x, p.y);
+            self.coordinates[2][slot] = p.z;
             self.next[b] += 1;
         }
         self.bucket_of = bucket_of;
@@ -83,17 +100,29 @@ impl SpatialHash {
         (h as u64 as usize) & (self.starts.len() - 2)
     }
 
-    /// Calls `visit` with the particles of every bucket holding a cell that overlaps the box
-    /// `[min, max]`, bucket by bucket (so, through shared buckets, some others too, and a
-    /// bucket twice if two of the cells share it). A box spanning more cells than there are
-    /// buckets visits every particle once instead, as one slice. Whole buckets, not one
-    /// particle at a time, so that the caller's loop over a bucket is its own code: with a
-    /// call per particle LLVM left the callers' tests out of line.
-    pub fn for_each_bucket_near(&self, min: DVec3, max: DVec3, mut visit: impl FnMut(&[u32])) {
+    /// The particle indices grouped by bucket: [`Self::buckets_near`] gives ranges of them.
+    pub fn entries(&self) -> &[u32] {
+        &self.entries
+    }
+
+    /// The hashed positions of [`Self::entries`] along `axis` (0, 1, 2), followed by
+    /// [`LANES`] zeros.
+    pub fn coordinates(&self, axis: usize) -> &[f64] {
+        &self.coordinates[axis]
+    }
+
+    /// Sets `buckets` to the ranges of [`Self::entries`] of every bucket holding a cell that
+    /// overlaps the box `[min, max]`, bucket by bucket (so, through shared buckets, some
+    /// other particles too, and a bucket twice if two of the cells share it). A box spanning
+    /// more cells than there are buckets gives every entry once instead, as one range.
+    /// Ranges, not a call per bucket: a closure does not inherit the `#[target_feature]` of
+    /// the lane pass that reads the buckets, and its vector operations would become calls.
+    pub fn buckets_near(&self, min: DVec3, max: DVec3, buckets: &mut Vec<Range<usize>>) {
+        buckets.clear();
         let (lo, hi) = (self.cell_of(min), self.cell_of(max));
         let span = |a: usize| hi[a].saturating_sub(lo[a]).saturating_add(1) as f64;
         if span(0) * span(1) * span(2) >= (self.starts.len() - 1) as f64 {
-            visit(&self.entries);
+            buckets.push(0..self.entries.len());
             return;
         }
         // Counted loops over the few cells per axis (fewer than the buckets here, so the
@@ -117,7 +146,7 @@ impl SpatialHash {
                 for dk in 0..count(2) {
                     let hash = hash_ij ^ lo[2].wrapping_add(dk as i64).wrapping_mul(pk);
                     let b = self.reduce(hash);
-                    visit(&self.entries[self.starts[b] as usize..self.starts[b + 1] as usize]);
+                    buckets.push(self.starts[b] as usize..self.starts[b + 1] as usize);
                 }
             }
         }
@@ -128,6 +157,23 @@ impl SpatialHash {
 mod tests {
     use super::*;
 
+    /// The entries of each bucket [`SpatialHash::buckets_near`] gives, checking that the
+    /// coordinates beside them are the hashed positions.
+    fn near(hash: &SpatialHash, x: &[DVec3], min: DVec3, max: DVec3) -> Vec<Vec<u32>> {
+        let mut buckets = Vec::new();
+        hash.buckets_near(min, max, &mut buckets);
+        (buckets.into_iter())
+            .map(|range| {
+                for k in range.clone() {
+                    let p = x[hash.entries()[k] as usize];
+                    let at = [0, 1, 2].map(|axis| hash.coordinates(axis)[k]);
+                    assert_eq!(at, p.to_array());
+                }
+                hash.entries()[range].to_vec()
+            })
+            .collect()
+    }
+
     #[test]
     fn a_box_query_finds_every_particle_inside_it() {
         // A 10 x 10 x 10 lattice of spacing 0.1; brute force decides what is inside.
@@ -137,8 +183,7 @@ mod tests {
         let all: Vec<u32> = (0..1000).collect();
         let hash = SpatialHash::build(&x, &all, 0.15);
         let (min, max) = (DVec3::new(0.12, 0.33, 0.0), DVec3::new(0.45, 0.61, 0.2));
-        let mut found = Vec::new();
-        hash.for_each_bucket_near(min, max, |bucket| found.extend_from_slice(bucket));
+        let mut found = near(&hash, &x, min, max).concat();
         found.sort_unstable();
         found.dedup();
         let inside = |p: DVec3| p.cmpge(min).all() && p.cmple(max).all();
@@ -159,25 +204,20 @@ mod tests {
             .map(|n| DVec3::new((n & 1) as f64, ((n >> 1) & 1) as f64, (n >> 2) as f64) + 0.5)
             .collect();
         let hash = SpatialHash::build(&x, &(0..8).collect::<Vec<u32>>(), 1.0);
-        let mut found = Vec::new();
-        hash.for_each_bucket_near(DVec3::splat(0.6), DVec3::splat(1.6), |bucket| {
-            found.push(bucket.to_vec())
-        });
+        let found = near(&hash, &x, DVec3::splat(0.6), DVec3::splat(1.6));
         assert_eq!(found.concat(), [0, 4, 2, 6, 1, 5, 3, 7]);
-        let mut none = 0;
         let upside_down = (DVec3::new(0.6, 1.6, 0.6), DVec3::new(1.6, 0.6, 1.6));
-        hash.for_each_bucket_near(upside_down.0, upside_down.1, |bucket| none += bucket.len());
-        assert_eq!(none, 0);
+        assert!(near(&hash, &x, upside_down.0, upside_down.1).is_empty());
     }
 
     #[test]
     fn a_huge_box_visits_everything_once() {
         let x = vec![DVec3::ZERO, DVec3::splat(1e6)];
         let hash = SpatialHash::build(&x, &[0, 1], 0.01);
-        let mut found = Vec::new();
-        hash.for_each_bucket_near(DVec3::splat(-1e7), DVec3::splat(1e7), |bucket| {
-            found.extend_from_slice(bucket)
-        });
-        assert_eq!(found.len(), 2);
+        let found = near(&hash, &x, DVec3::splat(-1e7), DVec3::splat(1e7));
+        assert_eq!(found, [vec![0, 1]]);
+        // The coordinates run on past the entries, so a run of lanes read from the last
+        // entry stays in bounds.
+        assert_eq!(hash.coordinates(0).len(), 2 + LANES);
     }
 }
