@@ -10,8 +10,8 @@
 # The native run takes 1 thread and the emulated ones 2, so a match also covers that.
 #
 # Usage: scripts/other_cpus_same_bytes.sh [scene.toml …]   (default: every scene in scenes/
-# but the 100 000-particle dam break, which takes most of an hour under qemu, and then the
-# skirt with every output format and previews)
+# but the dam break, which alone takes about 20 minutes under qemu, and then the skirt with
+# every output format and previews)
 # Needs: Debian/Ubuntu packages gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user
 # (installed when missing), and the rustup target aarch64-unknown-linux-gnu (added).
 # Exit status: 0 when every file matches, 1 when any differs or a run fails.
