@@ -42,6 +42,7 @@ impl NeighbourLists {
     pub fn append(&mut self, particles: &[u32], x: &[DVec3], hash: &SpatialHash, radius: f64) {
         append(self, particles, x, hash, radius);
     }
+
     /// The neighbours of the `k`-th particle of the share.
     #[inline]
     pub fn of(&self, k: usize) -> &[u32] {
@@ -64,10 +65,10 @@ lane_passes! {
 
 /// [`append`] in lanes of `S`: each bucket's candidates [`LANES`] at a time, their
 /// positions read as runs from the hash. A query tests about 216 candidates for about 33
-/// neighbours (docs/benchmarks.md, "Issue 16"); one at a time, each took about 25
-/// instructions with its branch. The distance is glam's `length_squared` of the
-/// difference, `(dx² + dy²) + dz²`, in exactly rounded operations per lane, so a lane
-/// decides what the one-at-a-time test decided.
+/// neighbours; one at a time, each took about 23 instructions with its branch
+/// (docs/benchmarks.md, "Issue 13: the fluid neighbour search in lanes"). The distance is
+/// glam's `length_squared` of the difference, `(dx² + dy²) + dz²`, in exactly rounded
+/// operations per lane, so a lane decides what the one-at-a-time test decided.
 #[inline(always)]
 #[allow(
     clippy::extra_unused_type_parameters,

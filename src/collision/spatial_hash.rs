@@ -29,7 +29,7 @@ pub struct SpatialHash {
     /// [`LANES`] zeros: a run of [`LANES`] read from any entry stays in bounds.
     coordinates: [Vec<f64>; 3],
     /// The counting sort's scratch: each particle's bucket, then where the next particle of
-    /// each bucket goes. Kept, like the two above, so that hashing again allocates nothing
+    /// each bucket goes. Kept, like the buffers above, so that hashing again allocates nothing
     /// (the solver hashes its colliding particles in every substep).
     bucket_of: Vec<usize>,
     next: Vec<u32>,
@@ -68,9 +68,9 @@ impl SpatialHash {
         for (&i, &b) in particles.iter().zip(&bucket_of) {
             let slot = self.next[b] as usize;
             self.entries[slot] = i;
-            let p = x[i as usize];
-            (self.coordinates[0][slot], self.coordinates[1][slot]) = (p.x, p.y);
-            self.coordinates[2][slot] = p.z;
+            for (axis, coordinate) in self.coordinates.iter_mut().zip(x[i as usize].to_array()) {
+                axis[slot] = coordinate;
+            }
             self.next[b] += 1;
         }
         self.bucket_of = bucket_of;
