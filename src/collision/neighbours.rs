@@ -4,6 +4,7 @@
 //! of threads. Lists are built for a contiguous share of the particles at a time; the shares
 //! joined in order are the lists of the whole block.
 
+use super::edge_sides::known_lanes;
 use super::spatial_hash::SpatialHash;
 use crate::constraints::batch::lane_passes;
 use crate::constraints::lane_io::ParticleLanes;
@@ -105,10 +106,8 @@ fn append_with<S: Real, IO: ParticleLanes<S>>(
                 );
                 let near = (dx * dx + dy * dy + dz * dz).lt(r2);
                 let held = (bucket.end - start).min(LANES);
-                let mut bits = S::mask_bits(near) & (u32::MAX >> (32 - held));
-                while bits != 0 {
-                    let j = entries[start + bits.trailing_zeros() as usize];
-                    bits &= bits - 1;
+                for l in known_lanes(S::mask_bits(near), held) {
+                    let j = entries[start + l];
                     if j != i {
                         lists.candidates.push(j);
                     }

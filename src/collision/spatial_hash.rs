@@ -62,8 +62,10 @@ impl SpatialHash {
         self.next.clone_from(&self.starts);
         self.entries.resize(particles.len(), 0);
         for axis in &mut self.coordinates {
-            axis.clear();
+            // Every entry's coordinate is written below; only the run after them is set here
+            // (not the whole array in every substep).
             axis.resize(particles.len() + LANES, 0.0);
+            axis[particles.len()..].fill(0.0);
         }
         for (&i, &b) in particles.iter().zip(&bucket_of) {
             let slot = self.next[b] as usize;
