@@ -97,13 +97,15 @@ impl SimdPath {
 /// [`SimdPath::chosen`], `fn $on(path, args…)`, which runs it on `path`, and their
 /// `#[target_feature]` entry points `$avx2` and `$avx512` (x86-64), as [`project_batches`]
 /// and [`project_batches_on`] do for the constraint kinds: for the passes over lists that
-/// are not constraint kinds (the side tests of [`crate::collision`]). Each user keeps its
-/// own entry points, so that profiles name them (`edge_sides::contacts_avx2`).
+/// are not constraint kinds (the side tests of [`crate::collision`], the fluid neighbour
+/// search, the density sums). A pass may return a value (`fn sum(…) -> f64;`). Each user
+/// keeps its own entry points, so that profiles name them (`edge_sides::contacts_avx2`).
 macro_rules! lane_passes {
-    ($(#[$chosen_meta:meta])* $vis:vis fn $chosen:ident($($arg:ident: $ty:ty),* $(,)?);
+    ($(#[$chosen_meta:meta])* $vis:vis fn $chosen:ident($($arg:ident: $ty:ty),* $(,)?)
+        $(-> $ret:ty)?;
      $(#[$on_meta:meta])* fn $on:ident / $avx2:ident / $avx512:ident = $with:ident;) => {
         $(#[$chosen_meta])*
-        $vis fn $chosen($($arg: $ty),*) {
+        $vis fn $chosen($($arg: $ty),*) $(-> $ret)? {
             $on($crate::constraints::batch::SimdPath::chosen(), $($arg),*)
         }
 
@@ -111,7 +113,7 @@ macro_rules! lane_passes {
         ///
         /// # Panics
         /// If `path` is not one of [`SimdPath::available`](crate::constraints::batch::SimdPath::available).
-        $vis fn $on(path: $crate::constraints::batch::SimdPath, $($arg: $ty),*) {
+        $vis fn $on(path: $crate::constraints::batch::SimdPath, $($arg: $ty),*) $(-> $ret)? {
             use $crate::constraints::batch::SimdPath;
             match path {
                 #[cfg(target_arch = "x86_64")]
@@ -142,7 +144,7 @@ macro_rules! lane_passes {
         /// The CPU must have AVX2.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx,avx2")]
-        unsafe fn $avx2($($arg: $ty),*) {
+        unsafe fn $avx2($($arg: $ty),*) $(-> $ret)? {
             use $crate::constraints::x86::avx2::{Avx2, F64x8};
             $with::<F64x8, Avx2>($($arg),*)
         }
@@ -153,7 +155,7 @@ macro_rules! lane_passes {
         /// The CPU must have AVX-512 F and DQ, and AVX2.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx,avx2,avx512f,avx512dq")]
-        unsafe fn $avx512($($arg: $ty),*) {
+        unsafe fn $avx512($($arg: $ty),*) $(-> $ret)? {
             use $crate::constraints::x86::avx512::{Avx512, F64x8};
             $with::<F64x8, Avx512>($($arg),*)
         }
