@@ -413,6 +413,19 @@ impl PosedCollider<'_> {
         p - self.start.apply(self.end.invert(p))
     }
 
+    /// [`Self::distance`] without the surface's motion: signed distance and outward normal
+    /// (for an analytic shape, the shape's formula alone). The fluids' wall term asks it of
+    /// every collider for every particle in every iteration. Not inlined: inlined into that
+    /// pass it took fewer instructions but 2 % more time (docs/benchmarks.md, "Issue 13: the
+    /// fluid hash by rows").
+    #[inline(never)]
+    pub fn distance_and_normal(&self, p: DVec3, reach: f64) -> Option<(f64, DVec3)> {
+        match self.mesh {
+            None => Some(self.shape.signed_distance(p)),
+            Some(_) => self.distance(p, reach).map(|(d, n, _)| (d, n)),
+        }
+    }
+
     /// Signed distance, outward normal and the surface's motion over the substep at `p`.
     /// Analytic shapes always answer; a mesh answers only within `reach` of its surface, with
     /// the side taken from the nearest triangle's winding (one-sided: outward normals).
@@ -681,12 +694,39 @@ mod tests {
             mesh: Some(&pose),
             ..collider.posed(0.0, 0.0)
         };
-        let (d, _, _) = posed.distance(p, 10.0).unwrap();
+        let (d, n, _) = posed.distance(p, 10.0).unwrap();
         assert!(
             (d - p.length()).abs() < 1e-12,
             "outside by {}, got {d}",
             p.length()
         );
+        assert_eq!(posed.distance_and_normal(p, 10.0), Some((d, n)));
+        assert_eq!(
+            posed.distance_and_normal(p * 1e3, 10.0),
+            None,
+            "out of reach"
+        );
+    }
+
+    /// Without a mesh, the distance and normal are the posed shape's, as `distance` gives
+    /// them with the surface's motion (an animated plane here, so that the motion is not
+    /// zero).
+    #[test]
+    fn distance_and_normal_is_distance_without_the_motion() {
+        let mut collider = ground(0.5, 0.5);
+        let key = |time: f64, x: f64| crate::animation::Key {
+            time,
+            translate: DVec3::new(x, 0.0, 0.0),
+            rotate: DVec3::new(0.0, 0.0, 30.0 * time),
+        };
+        collider.animation = Some(crate::animation::Animation {
+            keys: vec![key(0.0, 0.0), key(1.0, 0.5)],
+        });
+        let posed = collider.posed(0.0, 0.1);
+        let p = DVec3::new(0.3, 0.2, -0.4);
+        let (d, n, motion) = posed.distance(p, 1.0).unwrap();
+        assert!(motion.length() > 0.0);
+        assert_eq!(posed.distance_and_normal(p, 1.0), Some((d, n)));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The density constraint's sums over a particle's neighbours ([`super`]), written once over
-//! [`Real`] and run two ways: a neighbour at a time in `f64`, and [`LANES`] neighbours at a
-//! time in the lanes of the constraint kernels ([`crate::constraints::lanes`], on
+//! [`Real`] and run two ways: a neighbour at a time in `f64` (what the tests hold the lanes
+//! to), and [`LANES`] neighbours at a time in the lanes of the constraint kernels ([`crate::constraints::lanes`], on
 //! [`SimdPath::chosen`](crate::constraints::batch::SimdPath::chosen)).
 //!
 //! A particle has about 30 neighbours, and one at a time each term cost a branch, a square
@@ -21,7 +21,8 @@ use crate::constraints::lanes::{Real, Vec3, LANES};
 use glam::DVec3;
 
 /// The neighbours `near[start..]` that fill the lanes of `S`: their indices (the lanes past
-/// the list's end repeat its last, and are never added) and how many are real.
+/// the list's end repeat its last; [`add_lanes`] adds their terms as `+0`) and how many are
+/// real.
 #[inline(always)]
 fn chunk<S: Real>(near: &[u32], start: usize) -> ([u32; LANES], usize) {
     let rest = &near[start..];

@@ -117,7 +117,7 @@ impl Frame<'_> {
         }
         block.wall(posed.iter().filter_map(|collider| {
             let thickness = collider.collider.thickness;
-            let (d, n, _) = collider.distance(xi, block.kernel.h + thickness)?;
+            let (d, n) = collider.distance_and_normal(xi, block.kernel.h + thickness)?;
             (d - thickness < block.kernel.h).then_some((d - thickness, n))
         }))
     }
