@@ -12,7 +12,10 @@
 //! runs of `SWEEPS` sweeps, the variants interleaved round by round. Projection changes the
 //! state, so each run starts from a copy.
 //!
-//! Run: `cargo bench --bench kernels` (`XPBD_KERNEL_SWEEPS=20` by default;
+//! Run: `cargo bench --bench kernels` (`XPBD_KERNEL_SWEEPS=200` by default: on the AMD EPYC
+//! of docs/benchmarks.md, "Issue 13: the targets on a machine with two cores and AVX-512",
+//! two-thread runs of 20 sweeps, 10–30 ms each, took up to 2.6× longer per projection than
+//! runs of 200, a cost per run that the one-thread runs did not show;
 //! `XPBD_KERNEL_ONLY="cloth-256 stretch"` for one row, `XPBD_KERNEL_FRAMES=0` to skip the
 //! three warm-up frames, e.g. under valgrind).
 
@@ -215,7 +218,7 @@ fn main() {
     let sweeps: usize = std::env::var("XPBD_KERNEL_SWEEPS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+        .unwrap_or(200);
     println!(
         "load: {}",
         std::fs::read_to_string("/proc/loadavg")
