@@ -20,20 +20,46 @@ use crate::constraints::lane_io::ParticleLanes;
 use crate::constraints::lanes::{Real, Vec3, LANES};
 use glam::DVec3;
 
-/// The neighbours `near[start..]` that fill the lanes of `S`: their indices (the lanes past
-/// the list's end repeat its last; [`add_lanes`] adds their terms as `+0`) and how many are
-/// real.
+/// The neighbours of a list in chunks that fill the lanes of `S`: each chunk's indices (the
+/// lanes past the list's end repeat its last; [`add_lanes`] adds their terms as `+0`) and
+/// how many are real. A counted iterator with its own `next`, not `step_by` and a closure:
+/// a closure does not inherit the `#[target_feature]` of the lane pass, and `step_by` cost
+/// the neighbour search a tenth of its time ([`crate::collision::neighbours`]).
+struct Chunks<'a, S> {
+    near: &'a [u32],
+    start: usize,
+    lanes: std::marker::PhantomData<S>,
+}
+
+/// [`Chunks`] of `near`.
 #[inline(always)]
-fn chunk<S: Real>(near: &[u32], start: usize) -> ([u32; LANES], usize) {
-    let rest = &near[start..];
-    if S::LANES == LANES && rest.len() >= LANES {
-        let full = rest[..LANES].try_into().expect("a chunk of LANES");
-        return (full, LANES);
+fn chunks<S: Real>(near: &[u32]) -> Chunks<'_, S> {
+    Chunks {
+        near,
+        start: 0,
+        lanes: std::marker::PhantomData,
     }
-    // Lane by lane, not `copy_from_slice`: a copy of a length known only at run time is a
-    // call to `memcpy`.
-    let held = rest.len().min(S::LANES);
-    (std::array::from_fn(|l| rest[l.min(held - 1)]), held)
+}
+
+impl<S: Real> Iterator for Chunks<'_, S> {
+    type Item = ([u32; LANES], usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.start >= self.near.len() {
+            return None;
+        }
+        let rest = &self.near[self.start..];
+        if S::LANES == LANES && rest.len() >= LANES {
+            self.start += LANES;
+            return Some((rest[..LANES].try_into().expect("a chunk of LANES"), LANES));
+        }
+        let held = rest.len().min(S::LANES);
+        self.start += held;
+        // Lane by lane, not `copy_from_slice`: a copy of a length known only at run time is
+        // a call to `memcpy`.
+        Some((std::array::from_fn(|l| rest[l.min(held - 1)]), held))
+    }
 }
 
 /// Checks that every neighbour is below `bound` (the length of what they index).
@@ -113,14 +139,11 @@ fn gradient_sums_with<S: Real, IO: ParticleLanes<S>>(
 ) -> (DVec3, f64) {
     check_bounds(near, x.len());
     let (mut own, mut others) = (DVec3::ZERO, 0.0);
-    let mut start = 0;
-    while start < near.len() {
-        let (index, held) = chunk::<S>(near, start);
+    for (index, held) in chunks::<S>(near) {
         // SAFETY: every index was checked against `x` above.
         let g = kernel.gradient(unsafe { differences::<S, IO>(xi, x, &index) });
         add_vector_lanes(&mut own, g, held);
         add_lanes(&mut others, g.length_squared(), held);
-        start += held;
     }
     (own, others)
 }
@@ -151,9 +174,7 @@ fn correction_sum_with<S: Real, IO: ParticleLanes<S>>(
     let (reference, unit) = (S::splat(block.pressure_reference), S::splat(pressure_unit));
     check_bounds(near, x.len().min(lambda.len()));
     let mut sum = DVec3::ZERO;
-    let mut start = 0;
-    while start < near.len() {
-        let (index, held) = chunk::<S>(near, start);
+    for (index, held) in chunks::<S>(near) {
         // SAFETY: every index was checked against `x` and `lambda` above.
         let (d, lambda_j) = unsafe {
             (
@@ -166,7 +187,6 @@ fn correction_sum_with<S: Real, IO: ParticleLanes<S>>(
         let s_corr = -(square * square) * unit;
         let coefficient = S::splat(lambda_i) + lambda_j + s_corr;
         add_vector_lanes(&mut sum, kernel.gradient(d).scale(coefficient), held);
-        start += held;
     }
     sum
 }
@@ -191,25 +211,16 @@ fn curl_sum_with<S: Real, IO: ParticleLanes<S>>(
     near: &[u32],
     fields: &VelocityFields<'_>,
 ) -> DVec3 {
-    let (xi, vi) = (fields.x[i], fields.v[i]);
+    let at = (fields.x[i], fields.v[i]);
     check_bounds(near, fields.len());
-    let (mass, vi_lanes) = (S::splat(block.mass), splat(vi));
+    let mass = S::splat(block.mass);
     let mut sum = DVec3::ZERO;
-    let mut start = 0;
-    while start < near.len() {
-        let (index, held) = chunk::<S>(near, start);
+    for (index, held) in chunks::<S>(near) {
         // SAFETY: every index was checked against the fields above.
-        let (d, vj, density) = unsafe {
-            (
-                differences::<S, IO>(xi, fields.x, &index),
-                IO::gather(fields.v, &index),
-                IO::gather_values(fields.density, &index),
-            )
-        };
+        let (d, dv, density) = unsafe { relative_fields::<S, IO>(at, fields, &index) };
         let weight = mass / density;
-        let term = block.kernel.gradient(d).cross(vj - vi_lanes).scale(weight);
+        let term = block.kernel.gradient(d).cross(dv).scale(weight);
         add_vector_lanes(&mut sum, term, held);
-        start += held;
     }
     sum
 }
@@ -237,38 +248,50 @@ fn velocity_sums_with<S: Real, IO: ParticleLanes<S>>(
     fields: &VelocityFields<'_>,
     omega: Option<&[DVec3]>,
 ) -> (DVec3, DVec3) {
-    let (xi, vi) = (fields.x[i], fields.v[i]);
-    let omega_i = omega.map(|omega| omega[i].length());
+    let at = (fields.x[i], fields.v[i]);
+    // `ω` of every particle with `|ω_i|`.
+    let spin = omega.map(|omega| (omega, omega[i].length()));
     check_bounds(
         near,
         fields.len().min(omega.map_or(usize::MAX, <[DVec3]>::len)),
     );
     let (mass, calibration) = (S::splat(block.mass), S::splat(block.calibration));
-    let vi_lanes = splat(vi);
     let (mut mean, mut eta) = (DVec3::ZERO, DVec3::ZERO);
-    let mut start = 0;
-    while start < near.len() {
-        let (index, held) = chunk::<S>(near, start);
+    for (index, held) in chunks::<S>(near) {
         // SAFETY: every index was checked against the fields and `omega` above.
-        let (d, vj, density) = unsafe {
-            (
-                differences::<S, IO>(xi, fields.x, &index),
-                IO::gather(fields.v, &index),
-                IO::gather_values(fields.density, &index),
-            )
-        };
+        let (d, dv, density) = unsafe { relative_fields::<S, IO>(at, fields, &index) };
         let weight = mass / density * calibration;
         let w = block.kernel.w(d.length_squared());
-        add_vector_lanes(&mut mean, (vj - vi_lanes).scale(weight * w), held);
-        if let (Some(omega), Some(omega_i)) = (omega, omega_i) {
+        add_vector_lanes(&mut mean, dv.scale(weight * w), held);
+        if let Some((omega, omega_i)) = spin {
             // SAFETY: as above.
             let omega_j = unsafe { IO::gather(omega, &index) }.length();
             let spin = weight * (omega_j - S::splat(omega_i));
             add_vector_lanes(&mut eta, block.kernel.gradient(d).scale(spin), held);
         }
-        start += held;
     }
     (mean, eta)
+}
+
+/// What the velocity passes read of the neighbours `index` of the particle at `xi` moving at
+/// `vi`, in lanes: `x_i − x_j`, `v_j − v_i` and `ρ_j`.
+///
+/// # Safety
+/// Every index is in bounds of the fields.
+#[inline(always)]
+unsafe fn relative_fields<S: Real, IO: ParticleLanes<S>>(
+    (xi, vi): (DVec3, DVec3),
+    fields: &VelocityFields<'_>,
+    index: &[u32; LANES],
+) -> (Vec3<S>, Vec3<S>, S) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        (
+            differences::<S, IO>(xi, fields.x, index),
+            IO::gather(fields.v, index) - splat(vi),
+            IO::gather_values(fields.density, index),
+        )
+    }
 }
 
 /// `v` in every lane.
