@@ -12,10 +12,12 @@
 //! runs of `SWEEPS` sweeps, the variants interleaved round by round. Projection changes the
 //! state, so each run starts from a copy.
 //!
-//! Run: `cargo bench --bench kernels` (`XPBD_KERNEL_SWEEPS=200` by default: on the AMD EPYC
-//! of docs/benchmarks.md, "Issue 13: the targets on a machine with two cores and AVX-512",
-//! two-thread runs of 20 sweeps, 10–30 ms each, took up to 2.6× longer per projection than
-//! runs of 200, a cost per run that the one-thread runs did not show;
+//! The two threads are the calling thread and one worker ([`on_two_threads`]): a pool of two
+//! woken after the one-thread runs lost about 11 ms of every run to the operating system's
+//! placement of its threads, which is what made short two-thread runs look slow per
+//! projection at the last stop.
+//!
+//! Run: `cargo bench --bench kernels` (`XPBD_KERNEL_SWEEPS=200` by default;
 //! `XPBD_KERNEL_ONLY="cloth-256 stretch"` for one row, `XPBD_KERNEL_FRAMES=0` to skip the
 //! three warm-up frames, e.g. under valgrind).
 
@@ -111,6 +113,24 @@ fn median_seconds(model: &Model, constraints: usize, runs: &mut [Run<'_>]) -> Ve
         .collect()
 }
 
+/// Runs `work(0)` on the calling thread and `work(1)` on `helper`'s one worker, and waits for
+/// both.
+///
+/// Not `ThreadPool::broadcast` on a pool of two, as the solver starts its frames: right after
+/// a one-thread run has kept the calling thread's core busy, Linux queued both woken workers
+/// on the other core and moved one back only at a later periodic balance, so the two took
+/// turns on one core, each spinning at every barrier for the other: about 11 ms of every
+/// two-thread run (docs/benchmarks.md, "Issue 13: the kernel bench's two threads on two
+/// cores"). The solver's frames do not start after such a spell and do not show it; here the
+/// calling thread works, so only one worker wakes, on the idle core.
+fn on_two_threads(helper: &rayon::ThreadPool, work: impl Fn(usize) + Sync) {
+    let work = &work;
+    helper.in_place_scope(|scope| {
+        scope.spawn(move |_| work(1));
+        work(0);
+    });
+}
+
 /// One kind's figures in ns per projection: one at a time and each available SIMD path on one
 /// thread, then the solver's path ([`SimdPath::chosen`]) on two threads.
 fn measure<const N: usize, K: Constraint<N>>(
@@ -141,15 +161,14 @@ fn measure<const N: usize, K: Constraint<N>>(
             }
         }
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
+    let helper = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
         .build()
         .unwrap();
     let mut two = |x: &mut [DVec3], lambda: &mut [f64]| {
         let barrier = SpinBarrier::new(2);
         let (x, lambda) = (SharedSlice::new(x), SharedSlice::new(lambda));
-        pool.broadcast(|context| {
-            let t = context.index();
+        on_two_threads(&helper, |t| {
             for _ in 0..sweeps {
                 for colour in &block.colours {
                     let range = batch_share(colour.clone(), LANES, t, 2);
