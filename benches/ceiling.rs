@@ -20,6 +20,9 @@
 //!
 //! Without arguments it times the ceiling alone, 15 rounds.
 
+#[path = "common/round_trip.rs"]
+mod round_trip;
+
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
@@ -138,6 +141,10 @@ fn main() {
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("load before: {}", load.trim());
     }
+    println!(
+        "core-to-core round trip before: {:.0} ns",
+        round_trip::core_round_trip_ns()
+    );
     println!("| round | ceiling 1 thread s | ceiling 2 threads s (2× work) | ceiling speed-up | scene 1 thread s | scene 2 threads s | scene speed-up | scene / ceiling |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     let (mut ceilings, mut speedups, mut shares) = (Vec::new(), Vec::new(), Vec::new());
@@ -185,4 +192,8 @@ fn main() {
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("load after: {}", load.trim());
     }
+    println!(
+        "core-to-core round trip after: {:.0} ns",
+        round_trip::core_round_trip_ns()
+    );
 }

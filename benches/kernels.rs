@@ -21,6 +21,9 @@
 //! `XPBD_KERNEL_ONLY="cloth-256 stretch"` for one row, `XPBD_KERNEL_FRAMES=0` to skip the
 //! three warm-up frames, e.g. under valgrind).
 
+#[path = "common/round_trip.rs"]
+mod round_trip;
+
 use glam::DVec3;
 use std::hint::black_box;
 use std::path::Path;
@@ -243,6 +246,10 @@ fn main() {
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
             .trim()
+    );
+    println!(
+        "core-to-core round trip: {:.0} ns",
+        round_trip::core_round_trip_ns()
     );
     println!("{sweeps} sweeps per run, median of {ROUNDS} runs\n");
     println!("| workload | kind | constraints | ns/proj one at a time | ns/proj AVX-512 | ns/proj AVX2 | ns/proj portable | solver's path | SIMD speed-up | ns/proj solver's path, 2 threads | M proj/s, 2 threads | 2-thread speed-up |");
