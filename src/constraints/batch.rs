@@ -384,10 +384,7 @@ pub fn project_lanes<
     let (p, w) = unsafe { (p.assume_init_ref(), w.assume_init_ref()) };
     let shape = K::shape::<S>(items);
     let (c, grad, acts) = K::value_and_gradient(&shape, p);
-    let mut w_grad_sq = w[0] * grad[0].length_squared();
-    for k in 1..N {
-        w_grad_sq = w_grad_sq + w[k] * grad[k].length_squared();
-    }
+    let w_grad_sq = K::weighted_gradient_sq(&shape, &grad, w);
     let present = if FULL {
         S::mask_from_lanes(|_| true)
     } else {

@@ -145,6 +145,14 @@ impl<const N: usize> Constraint<N> for CurvatureConstraint<N> {
     ) -> (S, [Vec3<S>; N], S::Mask) {
         curvature(weights, *scale, p)
     }
+    #[inline(always)]
+    fn weighted_gradient_sq<S: Real>(
+        (weights, scale): &([S; N], S),
+        _grad: &[Vec3<S>; N],
+        w: &[S; N],
+    ) -> S {
+        curvature_weighted_gradient_sq(weights, *scale, w)
+    }
 }
 
 impl Constraint<3> for RopeBendingConstraint {
@@ -164,6 +172,10 @@ impl Constraint<3> for RopeBendingConstraint {
     #[inline(always)]
     fn value_and_gradient<S: Real>(scale: &S, p: &[Vec3<S>; 3]) -> (S, [Vec3<S>; 3], S::Mask) {
         curvature(&ROPE_WEIGHTS.map(S::splat), *scale, p)
+    }
+    #[inline(always)]
+    fn weighted_gradient_sq<S: Real>(scale: &S, _grad: &[Vec3<S>; 3], w: &[S; 3]) -> S {
+        curvature_weighted_gradient_sq(&ROPE_WEIGHTS.map(S::splat), *scale, w)
     }
 }
 
@@ -189,6 +201,23 @@ fn curvature<S: Real, const N: usize>(
         *g = direction.scale(k);
     }
     (scale * length, grad, acts)
+}
+
+/// `Σ_i w_i |∇_i C|² = s² Σ_i w_i K_i²` of [`curvature`]: `|∇_i C| = s |K_i| |v / |v||`
+/// and the direction has length 1, so the sum needs neither the positions nor the square
+/// root, and a batch computes it while the gradient waits for them. Where `v` vanishes the
+/// constraint does not act, whatever this gives.
+#[inline(always)]
+fn curvature_weighted_gradient_sq<S: Real, const N: usize>(
+    weights: &[S; N],
+    scale: S,
+    w: &[S; N],
+) -> S {
+    let mut sum = w[0] * (weights[0] * weights[0]);
+    for k in 1..N {
+        sum = sum + w[k] * (weights[k] * weights[k]);
+    }
+    scale * scale * sum
 }
 
 #[cfg(test)]
@@ -226,6 +255,36 @@ mod tests {
             assert_gradient_matches_finite_differences(&hinge, stencil(fold), 1e-5);
             assert_conserves_momentum(&hinge, stencil(fold));
         }
+    }
+
+    /// The closed form `s² Σ w_i K_i²` against `Σ w_i |∇_i C|²` summed from the gradient.
+    fn assert_weighted_gradient_sq_is_the_gradients<const N: usize, K: Constraint<N>>(
+        constraint: &K,
+        p: &[DVec3; N],
+        w: [f64; N],
+    ) {
+        let shape = K::shape::<f64>(std::slice::from_ref(constraint));
+        let (_, grad) = constraint.evaluate(p).expect("acts");
+        let from_gradient: f64 = (0..N).map(|i| w[i] * grad[i].length_squared()).sum();
+        let closed = K::weighted_gradient_sq(&shape, &grad.map(Vec3::from), &w);
+        assert!(
+            (closed - from_gradient).abs() <= 1e-14 * from_gradient,
+            "{closed} against {from_gradient}"
+        );
+    }
+
+    #[test]
+    fn the_weighted_gradient_sum_is_that_of_the_gradient() {
+        let hinge =
+            IsometricBendingConstraint::isometric([0, 1, 2, 3], &stencil(0.0), MaterialId::RIGID)
+                .unwrap();
+        for (fold, w) in [(0.3, [1.0, 2.0, 0.5, 4.0]), (-1.1, [0.0, 3.0, 1.0, 0.25])] {
+            assert_weighted_gradient_sq_is_the_gradients(&hinge, &stencil(fold), w);
+        }
+        let straight = [DVec3::ZERO, DVec3::X, DVec3::new(2.5, 0.0, 0.0)];
+        let bend = RopeBendingConstraint::rope([0, 1, 2], &straight, MaterialId::RIGID).unwrap();
+        let bent = [DVec3::ZERO, DVec3::X, DVec3::new(1.9, 0.7, -0.3)];
+        assert_weighted_gradient_sq_is_the_gradients(&bend, &bent, [2.0, 0.5, 0.0]);
     }
 
     #[test]

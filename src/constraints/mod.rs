@@ -61,6 +61,23 @@ pub trait Constraint<const N: usize>: Sync + Send + Sized {
         p: &[Vec3<S>; N],
     ) -> (S, [Vec3<S>; N], S::Mask);
 
+    /// `Σ_i w_i |∇_i C|²`, the sum in the denominator of Δλ, for the gradient `grad` that
+    /// [`Constraint::value_and_gradient`] gave and inverse masses `w`. A kind whose gradient
+    /// lengths have a closed form in its shape overrides it ([`curvature`]), so a batch need
+    /// not wait for the gradient to start the division.
+    #[inline(always)]
+    fn weighted_gradient_sq<S: Real>(
+        _shape: &Self::Shape<S>,
+        grad: &[Vec3<S>; N],
+        w: &[S; N],
+    ) -> S {
+        let mut sum = w[0] * grad[0].length_squared();
+        for k in 1..N {
+            sum = sum + w[k] * grad[k].length_squared();
+        }
+        sum
+    }
+
     /// `C(p)` and `∇_i C` of this one constraint, or `None` where it does not act.
     #[inline(always)]
     fn evaluate(&self, p: &[DVec3; N]) -> Option<(f64, [DVec3; N])> {
