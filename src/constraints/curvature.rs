@@ -225,6 +225,7 @@ mod tests {
     use super::*;
     use crate::constraints::testing::{
         assert_conserves_momentum, assert_gradient_matches_finite_differences,
+        assert_weighted_gradient_sq_is_the_gradients,
     };
 
     fn stencil(fold: f64) -> [DVec3; 4] {
@@ -255,22 +256,6 @@ mod tests {
             assert_gradient_matches_finite_differences(&hinge, stencil(fold), 1e-5);
             assert_conserves_momentum(&hinge, stencil(fold));
         }
-    }
-
-    /// The closed form `s² Σ w_i K_i²` against `Σ w_i |∇_i C|²` summed from the gradient.
-    fn assert_weighted_gradient_sq_is_the_gradients<const N: usize, K: Constraint<N>>(
-        constraint: &K,
-        p: &[DVec3; N],
-        w: [f64; N],
-    ) {
-        let shape = K::shape::<f64>(std::slice::from_ref(constraint));
-        let (_, grad) = constraint.evaluate(p).expect("acts");
-        let from_gradient: f64 = (0..N).map(|i| w[i] * grad[i].length_squared()).sum();
-        let closed = K::weighted_gradient_sq(&shape, &grad.map(Vec3::from), &w);
-        assert!(
-            (closed - from_gradient).abs() <= 1e-14 * from_gradient,
-            "{closed} against {from_gradient}"
-        );
     }
 
     #[test]

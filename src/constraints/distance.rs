@@ -53,6 +53,11 @@ impl Constraint<2> for DistanceConstraint {
         let n = d.scale(S::splat(1.0) / length);
         (length - *rest_length, [n, -n], !length.lt(S::splat(1e-12)))
     }
+    /// `∇C = ±n` with `|n| = 1`: `w_0 + w_1`, without waiting for the direction.
+    #[inline(always)]
+    fn weighted_gradient_sq<S: Real>(_: &S, _: &[Vec3<S>; 2], w: &[S; 2]) -> S {
+        w[0] + w[1]
+    }
 }
 
 #[cfg(test)]
@@ -78,6 +83,11 @@ mod tests {
         assert!(edge(rest).evaluate(&p).unwrap().0.abs() < 1e-15);
         assert_gradient_matches_finite_differences(&edge(0.5), p, 1e-6);
         crate::constraints::testing::assert_conserves_momentum(&edge(0.5), p);
+        crate::constraints::testing::assert_weighted_gradient_sq_is_the_gradients(
+            &edge(0.5),
+            &p,
+            [1.5, 0.25],
+        );
     }
 
     #[test]

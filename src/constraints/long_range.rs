@@ -40,6 +40,11 @@ impl Constraint<2> for LongRangeConstraint {
         let slack = length.le(*max_length) | length.lt(S::splat(1e-12));
         (length - *max_length, [n, -n], !slack)
     }
+    /// `∇C = ±n` with `|n| = 1`: `w_0 + w_1`, without waiting for the direction.
+    #[inline(always)]
+    fn weighted_gradient_sq<S: Real>(_: &S, _: &[Vec3<S>; 2], w: &[S; 2]) -> S {
+        w[0] + w[1]
+    }
 }
 
 #[cfg(test)]
@@ -64,5 +69,10 @@ mod tests {
         let (c, _) = tether.evaluate(&p).unwrap();
         assert!((c - (p[0].distance(p[1]) - 1.0)).abs() < 1e-15);
         assert_gradient_matches_finite_differences(&tether, p, 1e-6);
+        crate::constraints::testing::assert_weighted_gradient_sq_is_the_gradients(
+            &tether,
+            &p,
+            [0.0, 2.0],
+        );
     }
 }

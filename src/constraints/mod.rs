@@ -180,8 +180,27 @@ pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
 pub(crate) mod testing {
     //! Shared checks every constraint kind runs: gradients against central differences, and
     //! the momentum conservation that follows from translation and rotation invariance.
+    use super::lanes::Vec3;
     use super::Constraint;
     use glam::DVec3;
+
+    /// [`Constraint::weighted_gradient_sq`] against `Σ w_i |∇_i C|²` summed from the gradient
+    /// at `p` (where the constraint acts), within rounding: for the kinds that override it
+    /// with a closed form.
+    pub fn assert_weighted_gradient_sq_is_the_gradients<const N: usize, K: Constraint<N>>(
+        constraint: &K,
+        p: &[DVec3; N],
+        w: [f64; N],
+    ) {
+        let shape = K::shape::<f64>(std::slice::from_ref(constraint));
+        let (_, grad) = constraint.evaluate(p).expect("acts");
+        let from_gradient: f64 = (0..N).map(|i| w[i] * grad[i].length_squared()).sum();
+        let closed = K::weighted_gradient_sq(&shape, &grad.map(Vec3::from), &w);
+        assert!(
+            (closed - from_gradient).abs() <= 1e-14 * from_gradient,
+            "{closed} against {from_gradient}"
+        );
+    }
 
     /// `Σ ∇_i C = 0` (the correction conserves linear momentum) and `Σ p_i × ∇_i C = 0` (and
     /// angular momentum), for a constraint that only depends on the shape of its particles.
