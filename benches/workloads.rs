@@ -11,6 +11,9 @@
 //! with and without contacts (`XPBD_BENCH_COLLIDE=0` skips it), for their share of the frame,
 //! and `scenes/pile.toml` (a cloth folding onto itself) with and without self collision.
 
+#[path = "common/round_trip.rs"]
+mod round_trip;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -92,6 +95,16 @@ fn main() {
     let frames: Option<u64> = std::env::var("XPBD_BENCH_FRAMES")
         .ok()
         .map(|f| f.parse().expect("XPBD_BENCH_FRAMES"));
+    println!(
+        "load: {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    println!(
+        "core-to-core round trip: {:.0} ns (docs/benchmarks.md, \"Issue 13: two states of this machine\")\n",
+        round_trip::core_round_trip_ns()
+    );
     println!(
         "{:<10} {:>7} {:>8} {:>9} {:>9} {:>14} {:>13} {:>8} {:>9} {:>9}",
         "workload",
