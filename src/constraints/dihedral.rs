@@ -36,13 +36,20 @@ pub struct DihedralConstraint {
     pub material: MaterialId,
 }
 
-/// Wraps an angle difference into (−π, π].
+/// Wraps `θ − θ0` into (−π, π]: one turn added or taken away.
+///
+/// One turn is enough because both angles lie in [−π, π] (θ from [`atan2`], θ0 from it too or
+/// from plastic flow, which wraps it into (−π, π]), so their difference lies in [−2π, 2π]. The
+/// general `θ − 2π ⌊(θ + π) / 2π⌋` this replaces gave the same bits, but through a floor and
+/// two more dependent operations on the way to Δλ (docs/benchmarks.md, "Issue 13: the
+/// dihedral's wrap in one step"), and it could leave a difference a rounding above π where
+/// `(θ + π) / 2π` rounded below 1.
 #[inline(always)]
 fn wrap_angle<S: Real>(angle: S) -> S {
-    let inside = angle.gt(S::splat(-PI)) & angle.le(S::splat(PI));
-    let wrapped = angle - S::splat(TAU) * ((angle + S::splat(PI)) * S::splat(1.0 / TAU)).floor();
-    let wrapped = S::select(wrapped.le(S::splat(-PI)), wrapped + S::splat(TAU), wrapped);
-    S::select(inside, angle, wrapped)
+    let above = angle.gt(S::splat(PI));
+    let below = angle.le(S::splat(-PI));
+    let wrapped = S::select(above, angle - S::splat(TAU), angle);
+    S::select(below, angle + S::splat(TAU), wrapped)
 }
 
 /// The signed dihedral angle θ of the stencil `[e0, e1, o0, o1]` and its gradient, or `None`
@@ -182,6 +189,21 @@ mod tests {
         assert!((wrap_angle(-3.0 * PI / 2.0) - PI / 2.0).abs() < 1e-12);
         assert!((wrap_angle(-PI) - PI).abs() < 1e-12);
         assert!((wrap_angle(0.25f64) - 0.25).abs() < 1e-15);
+        // Every difference of two angles in [−π, π] lands in (−π, π], a whole number of turns
+        // from where it was, the extremes included.
+        let angles = [-PI, -3.0, -1.0, -1e-300, 0.0, 0.5, 2.0, 3.1, PI];
+        for theta in angles {
+            for rest in angles {
+                let difference = theta - rest;
+                let wrapped = wrap_angle(difference);
+                assert!(
+                    wrapped > -PI && wrapped <= PI,
+                    "{theta} − {rest}: {wrapped}"
+                );
+                let turns = (difference - wrapped) / TAU;
+                assert!((turns - turns.round()).abs() < 1e-15, "{theta} − {rest}");
+            }
+        }
     }
 
     #[test]
