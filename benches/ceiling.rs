@@ -138,13 +138,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
-        println!("load before: {}", load.trim());
-    }
-    println!(
-        "core-to-core round trip before: {:.0} ns",
-        round_trip::core_round_trip_ns()
-    );
+    round_trip::print_machine_state(" before");
     println!("| round | ceiling 1 thread s | ceiling 2 threads s (2× work) | ceiling speed-up | scene 1 thread s | scene 2 threads s | scene speed-up | scene / ceiling |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     let (mut ceilings, mut speedups, mut shares) = (Vec::new(), Vec::new(), Vec::new());
@@ -189,11 +183,5 @@ fn main() {
             median(&mut shares)
         );
     }
-    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
-        println!("load after: {}", load.trim());
-    }
-    println!(
-        "core-to-core round trip after: {:.0} ns",
-        round_trip::core_round_trip_ns()
-    );
+    round_trip::print_machine_state(" after");
 }

@@ -241,16 +241,7 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(200);
-    println!(
-        "load: {}",
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .trim()
-    );
-    println!(
-        "core-to-core round trip: {:.0} ns",
-        round_trip::core_round_trip_ns()
-    );
+    round_trip::print_machine_state("");
     println!("{sweeps} sweeps per run, median of {ROUNDS} runs\n");
     println!("| workload | kind | constraints | ns/proj one at a time | ns/proj AVX-512 | ns/proj AVX2 | ns/proj portable | solver's path | SIMD speed-up | ns/proj solver's path, 2 threads | M proj/s, 2 threads | 2-thread speed-up |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");

@@ -95,16 +95,8 @@ fn main() {
     let frames: Option<u64> = std::env::var("XPBD_BENCH_FRAMES")
         .ok()
         .map(|f| f.parse().expect("XPBD_BENCH_FRAMES"));
-    println!(
-        "load: {}",
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .trim()
-    );
-    println!(
-        "core-to-core round trip: {:.0} ns (docs/benchmarks.md, \"Issue 13: two states of this machine\")\n",
-        round_trip::core_round_trip_ns()
-    );
+    round_trip::print_machine_state("");
+    println!();
     println!(
         "{:<10} {:>7} {:>8} {:>9} {:>9} {:>14} {:>13} {:>8} {:>9} {:>9}",
         "workload",

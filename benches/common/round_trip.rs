@@ -13,6 +13,18 @@ struct Line(AtomicU64);
 /// What the calling thread stores when it has made its trips.
 const DONE: u64 = u64::MAX;
 
+/// Prints the load average and [`core_round_trip_ns`], each label followed by `when` ("",
+/// " before", " after"): the state of the machine a bench's figures were taken in.
+pub fn print_machine_state(when: &str) {
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load{when}: {}", load.trim());
+    }
+    println!(
+        "core-to-core round trip{when}: {:.0} ns",
+        core_round_trip_ns()
+    );
+}
+
 /// Nanoseconds per round trip of a flag between two threads, the median of 5 runs of up to
 /// 100 000 trips or 50 ms (whichever comes first: under valgrind, which runs one thread at a
 /// time, a trip takes a time slice): each thread waits for the other's number and answers with
