@@ -24,12 +24,12 @@
 #[path = "common/round_trip.rs"]
 mod round_trip;
 
-use glam::DVec3;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 use xpbd_sim::constraints::batch::{project_batches, project_batches_on, SimdPath};
 use xpbd_sim::constraints::lanes::LANES;
+use xpbd_sim::constraints::weighted::{packed, WeightedPosition};
 use xpbd_sim::constraints::{project, Constraint};
 use xpbd_sim::model::Model;
 use xpbd_sim::solver::colouring::ConstraintBlock;
@@ -90,7 +90,7 @@ fn ropes() -> String {
 }
 
 /// A timed run: projects from the given positions and multipliers.
-type Run<'a> = &'a mut dyn FnMut(&mut [DVec3], &mut [f64]);
+type Run<'a> = &'a mut dyn FnMut(&mut [WeightedPosition], &mut [f64]);
 
 /// Median seconds of `ROUNDS` runs of each of `runs`, the runs interleaved (first, second, …,
 /// first, second, …) so a slow spell of the shared machine lands on all of them alike. Every
@@ -99,7 +99,7 @@ fn median_seconds(model: &Model, constraints: usize, runs: &mut [Run<'_>]) -> Ve
     let mut times = vec![Vec::new(); runs.len()];
     for _ in 0..ROUNDS {
         for (run, times) in runs.iter_mut().zip(&mut times) {
-            let mut x = model.particles.x.clone();
+            let mut x = packed(&model.particles.x, &model.particles.inv_mass);
             let mut lambda = vec![0.0; constraints];
             let start = Instant::now();
             run(&mut x, &mut lambda);
@@ -141,26 +141,26 @@ fn measure<const N: usize, K: Constraint<N>>(
     block: &ConstraintBlock<K>,
     sweeps: usize,
 ) -> (f64, Vec<f64>, f64) {
-    let (x_prev, inv_mass) = (&model.particles.x_prev, &model.particles.inv_mass);
+    let x_prev = &model.particles.x_prev;
     let terms = model.materials.terms(480.0);
     let terms = terms.as_slice();
     let coloured = block.colours.last().map_or(0, |c| c.end);
     let projections = (coloured * sweeps) as f64;
     let batched_on = |path: SimdPath| {
-        move |x: &mut [DVec3], lambda: &mut [f64]| {
+        move |x: &mut [WeightedPosition], lambda: &mut [f64]| {
             for _ in 0..sweeps {
                 for colour in &block.colours {
                     let (items, lambda) =
                         (&block.items[colour.clone()], &mut lambda[colour.clone()]);
-                    project_batches_on(path, items, lambda, x, x_prev, inv_mass, terms);
+                    project_batches_on(path, items, lambda, x, x_prev, terms);
                 }
             }
         }
     };
-    let mut alone = |x: &mut [DVec3], lambda: &mut [f64]| {
+    let mut alone = |x: &mut [WeightedPosition], lambda: &mut [f64]| {
         for _ in 0..sweeps {
             for (item, lambda) in block.items[..coloured].iter().zip(lambda.iter_mut()) {
-                project(item, lambda, x, x_prev, inv_mass, terms);
+                project(item, lambda, x, x_prev, terms);
             }
         }
     };
@@ -168,7 +168,7 @@ fn measure<const N: usize, K: Constraint<N>>(
         .num_threads(1)
         .build()
         .unwrap();
-    let mut two = |x: &mut [DVec3], lambda: &mut [f64]| {
+    let mut two = |x: &mut [WeightedPosition], lambda: &mut [f64]| {
         let barrier = SpinBarrier::new(2);
         let (x, lambda) = (SharedSlice::new(x), SharedSlice::new(lambda));
         on_two_threads(&helper, |t| {
@@ -179,7 +179,7 @@ fn measure<const N: usize, K: Constraint<N>>(
                     let (mut view, lambda) =
                         unsafe { (x.stage_view(), lambda.range(range.clone())) };
                     let items = &block.items[range];
-                    project_batches(items, lambda, &mut view, x_prev, inv_mass, terms);
+                    project_batches(items, lambda, &mut view, x_prev, terms);
                     barrier.wait();
                 }
             }

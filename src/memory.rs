@@ -19,6 +19,7 @@
 
 use crate::collision::clearance::Clearance;
 use crate::collision::wide_bvh::BoxTree;
+use crate::constraints::weighted::WeightedPosition;
 use crate::model::{Model, ObjectLayout};
 use crate::scene::types::Format;
 use glam::DVec3;
@@ -81,7 +82,8 @@ fn projective_bytes(model: &Model) -> usize {
 /// solver's (collider contact, collides flag; frame motion only with frame files; normals and
 /// surface motion only with colliders, and the held normals with colliders and contacts
 /// between particles; with a mesh collider a clearance per particle and collider,
-/// [`crate::collision::clearance`]), plus self collision's rest positions and candidate
+/// [`crate::collision::clearance`]; the padded copy the XPBD sweeps work on,
+/// [`crate::constraints::weighted`]), plus self collision's rest positions and candidate
 /// lists.
 fn particle_bytes(model: &Model, frame_files: bool) -> usize {
     let n = model.particles.len();
@@ -103,6 +105,7 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
         }
     }
     let mut bytes = n * (model_arrays + solver);
+    bytes += crate::solver::step::weighted_len(model, n) * size_of::<WeightedPosition>();
     // The self-collision owner copy and list of colliding particles.
     bytes += n * size_of::<u32>();
     let particles_taking_part: usize = taking_part()

@@ -2,7 +2,8 @@
 //! with the XPBD update of the module above (`super`'s docs) written once over [`Real`].
 //!
 //! A colour's constraints share no moving particle, so the eight lanes of a batch are
-//! independent: gather their particles' positions into [`Vec3<F64s>`], evaluate `C` and `∇C`
+//! independent: gather their particles' positions and inverse masses (stored side by side,
+//! [`super::weighted`]) into [`Vec3<F64s>`] and [`F64s`], evaluate `C` and `∇C`
 //! of all eight at once ([`Constraint::value_and_gradient`]), compute eight Δλ, and scatter
 //! the corrections back. Batches are consecutive runs of [`LANES`] constraints of a colour
 //! (the last one may be short: its missing lanes repeat the last constraint and are masked
@@ -19,7 +20,8 @@
 
 use super::lane_io::{self, ParticleLanes};
 use super::lanes::{F64s, Real, Vec3, LANES};
-use super::{Constraint, Positions, Terms};
+use super::weighted::WeightedPositions;
+use super::{Constraint, Terms};
 use glam::DVec3;
 use std::mem::MaybeUninit;
 use std::sync::OnceLock;
@@ -166,37 +168,28 @@ pub(crate) use lane_passes;
 /// Projects `items`, a colour's share whose constraints share no moving particle, one batch
 /// of [`LANES`] after another, with their multipliers `lambda` and the Δλ coefficients
 /// `terms` of every material ([`super::Materials::terms`], indexed by the items' ids), on
-/// [`SimdPath::chosen`].
-pub fn project_batches<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+/// [`SimdPath::chosen`]. The particles `x` are positions with their inverse masses
+/// ([`super::weighted`]); `x_prev`, read only by damped materials, are plain positions.
+pub fn project_batches<const N: usize, K: Constraint<N>, W: WeightedPositions + ?Sized>(
     items: &[K],
     lambda: &mut [f64],
-    x: &mut P,
+    x: &mut W,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
-    project_batches_on(
-        SimdPath::chosen(),
-        items,
-        lambda,
-        x,
-        x_prev,
-        inv_mass,
-        terms,
-    );
+    project_batches_on(SimdPath::chosen(), items, lambda, x, x_prev, terms);
 }
 
 /// [`project_batches`] on `path`.
 ///
 /// # Panics
 /// If `path` is not one of [`SimdPath::available`].
-pub fn project_batches_on<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+pub fn project_batches_on<const N: usize, K: Constraint<N>, W: WeightedPositions + ?Sized>(
     path: SimdPath,
     items: &[K],
     lambda: &mut [f64],
-    x: &mut P,
+    x: &mut W,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
     match path {
@@ -205,16 +198,16 @@ pub fn project_batches_on<const N: usize, K: Constraint<N>, P: Positions + ?Size
             use std::arch::is_x86_feature_detected as has;
             assert!(has!("avx512f") && has!("avx512dq") && has!("avx2"));
             // SAFETY: the CPU has AVX-512 F and DQ, and AVX2 (checked just above).
-            unsafe { project_batches_avx512(items, lambda, x, x_prev, inv_mass, terms) }
+            unsafe { project_batches_avx512(items, lambda, x, x_prev, terms) }
         }
         #[cfg(target_arch = "x86_64")]
         SimdPath::Avx2 => {
             assert!(std::arch::is_x86_feature_detected!("avx2"));
             // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { project_batches_avx2(items, lambda, x, x_prev, inv_mass, terms) }
+            unsafe { project_batches_avx2(items, lambda, x, x_prev, terms) }
         }
-        SimdPath::Portable => project_batches_with::<N, K, P, F64s, lane_io::Portable>(
-            items, lambda, x, x_prev, inv_mass, terms,
+        SimdPath::Portable => project_batches_with::<N, K, W, F64s, lane_io::Portable>(
+            items, lambda, x, x_prev, terms,
         ),
         #[cfg(not(target_arch = "x86_64"))]
         _ => panic!("{} is not a path of this CPU", path.name()),
@@ -227,16 +220,15 @@ pub fn project_batches_on<const N: usize, K: Constraint<N>, P: Positions + ?Size
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
-unsafe fn project_batches_avx2<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+unsafe fn project_batches_avx2<const N: usize, K: Constraint<N>, W: WeightedPositions + ?Sized>(
     items: &[K],
     lambda: &mut [f64],
-    x: &mut P,
+    x: &mut W,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
     use super::x86::avx2::{Avx2, F64x8};
-    project_batches_with::<N, K, P, F64x8, Avx2>(items, lambda, x, x_prev, inv_mass, terms)
+    project_batches_with::<N, K, W, F64x8, Avx2>(items, lambda, x, x_prev, terms)
 }
 
 /// [`project_batches`] in AVX-512 registers ([`super::x86::avx512`]).
@@ -245,16 +237,19 @@ unsafe fn project_batches_avx2<const N: usize, K: Constraint<N>, P: Positions + 
 /// The CPU must have AVX-512 F and DQ, and AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2,avx512f,avx512dq")]
-unsafe fn project_batches_avx512<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+unsafe fn project_batches_avx512<
+    const N: usize,
+    K: Constraint<N>,
+    W: WeightedPositions + ?Sized,
+>(
     items: &[K],
     lambda: &mut [f64],
-    x: &mut P,
+    x: &mut W,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
     use super::x86::avx512::{Avx512, F64x8};
-    project_batches_with::<N, K, P, F64x8, Avx512>(items, lambda, x, x_prev, inv_mass, terms)
+    project_batches_with::<N, K, W, F64x8, Avx512>(items, lambda, x, x_prev, terms)
 }
 
 /// [`project_batches`] in lanes of `S`, moving particles with `IO`.
@@ -262,24 +257,23 @@ unsafe fn project_batches_avx512<const N: usize, K: Constraint<N>, P: Positions 
 fn project_batches_with<
     const N: usize,
     K: Constraint<N>,
-    P: Positions + ?Sized,
+    W: WeightedPositions + ?Sized,
     S: Real,
     IO: ParticleLanes<S>,
 >(
     items: &[K],
     lambda: &mut [f64],
-    x: &mut P,
+    x: &mut W,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
     let Some(first) = items.first().map(|item| item.material()) else {
         return;
     };
     if items.iter().all(|item| item.material() == first) {
-        project_batches_of::<N, K, P, S, IO, true>(items, lambda, x, x_prev, inv_mass, terms);
+        project_batches_of::<N, K, W, S, IO, true>(items, lambda, x, x_prev, terms);
     } else {
-        project_batches_of::<N, K, P, S, IO, false>(items, lambda, x, x_prev, inv_mass, terms);
+        project_batches_of::<N, K, W, S, IO, false>(items, lambda, x, x_prev, terms);
     }
 }
 
@@ -288,16 +282,15 @@ fn project_batches_with<
 fn project_batches_of<
     const N: usize,
     K: Constraint<N>,
-    P: Positions + ?Sized,
+    W: WeightedPositions + ?Sized,
     S: Real,
     IO: ParticleLanes<S>,
     const UNIFORM: bool,
 >(
     items: &[K],
     lambda: &mut [f64],
-    x: &mut P,
+    x: &mut W,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
     let mut items = items.chunks_exact(LANES);
@@ -306,18 +299,11 @@ fn project_batches_of<
         // Full batches as arrays, so the lane count is a constant the loops unroll to.
         let batch: &[K; LANES] = batch.try_into().expect("chunks_exact");
         let lambda: &mut [f64; LANES] = lambda.try_into().expect("chunks_exact");
-        project_lanes::<N, K, P, S, IO, UNIFORM, true>(batch, lambda, x, x_prev, inv_mass, terms);
+        project_lanes::<N, K, W, S, IO, UNIFORM, true>(batch, lambda, x, x_prev, terms);
     }
     let (rest, rest_lambda) = (items.remainder(), lambda.into_remainder());
     if !rest.is_empty() {
-        project_lanes::<N, K, P, S, IO, UNIFORM, false>(
-            rest,
-            rest_lambda,
-            x,
-            x_prev,
-            inv_mass,
-            terms,
-        );
+        project_lanes::<N, K, W, S, IO, UNIFORM, false>(rest, rest_lambda, x, x_prev, terms);
     }
 }
 
@@ -332,7 +318,7 @@ fn project_batches_of<
 pub fn project_lanes<
     const N: usize,
     K: Constraint<N>,
-    P: Positions + ?Sized,
+    W: WeightedPositions + ?Sized,
     S: Real,
     IO: ParticleLanes<S>,
     const UNIFORM: bool,
@@ -340,9 +326,8 @@ pub fn project_lanes<
 >(
     items: &[K],
     lambda: &mut [f64],
-    x: &mut P,
+    x: &mut W,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
     let count = if FULL { S::LANES } else { items.len() };
@@ -350,10 +335,7 @@ pub fn project_lanes<
     // Indexed loops, not `array::from_fn` (see `super::lanes`). Indices are checked once
     // here, so the gathers and scatters below need no check each.
     let len = x.len();
-    assert!(
-        x_prev.len() == len && inv_mass.len() == len,
-        "particle arrays differ in length"
-    );
+    assert!(x_prev.len() == len, "particle arrays differ in length");
     // Started from the first item's indices in every lane, not from zeros: zeroing was a
     // `memset` call per batch whenever the compiler did not see that the loop below writes
     // every element (docs/benchmarks.md, "Issue 13: the crossing count's tree refitted").
@@ -373,10 +355,9 @@ pub fn project_lanes<
     for (k, index) in particles.iter().enumerate() {
         // SAFETY: every index was checked against `len` above; element k of each array.
         unsafe {
-            let element = p.as_mut_ptr().cast::<Vec3<S>>().add(k);
-            element.write(IO::gather(x, index));
-            let element = w.as_mut_ptr().cast::<S>().add(k);
-            element.write(IO::gather_values(inv_mass, index));
+            let (position, inv_mass) = IO::gather_weighted(x, index);
+            p.as_mut_ptr().cast::<Vec3<S>>().add(k).write(position);
+            w.as_mut_ptr().cast::<S>().add(k).write(inv_mass);
         }
     }
     // SAFETY: all N elements of both were written above. (References, not moves: a move
@@ -431,7 +412,7 @@ pub fn project_lanes<
         let moves = S::mask_bits(w[k].gt(S::splat(0.0)));
         let correction = grad[k].scale(w[k] * delta);
         // SAFETY: checked against `len` above.
-        unsafe { IO::scatter(x, index, correction, acting & moves) };
+        unsafe { IO::scatter_weighted(x, index, correction, acting & moves) };
     }
 }
 
@@ -443,6 +424,7 @@ mod tests {
     use crate::constraints::distance::DistanceConstraint;
     use crate::constraints::long_range::LongRangeConstraint;
     use crate::constraints::tet_volume::TetVolumeConstraint;
+    use crate::constraints::weighted::{packed, WeightedPosition};
     use crate::constraints::{project, Material, MaterialId, Materials};
 
     /// A fixed xorshift sequence in [−1, 1).
@@ -483,7 +465,8 @@ mod tests {
         let inv_mass: Vec<f64> = (0..particles)
             .map(|i| if i % 7 == 3 { 0.0 } else { 1.0 + 0.1 * next() })
             .collect();
-        let (mut batched, mut alone) = (x0.clone(), x0);
+        let mut batched = packed(&x0, &inv_mass);
+        let mut alone = batched.clone();
         let mut lambda_batched = vec![0.01; items.len()];
         let mut lambda_alone = lambda_batched.clone();
         let terms = materials().terms(480.0);
@@ -493,25 +476,21 @@ mod tests {
             &mut lambda_batched,
             batched.as_mut_slice(),
             &x_prev,
-            &inv_mass,
             &terms,
         );
         for (item, lambda) in items.iter().zip(&mut lambda_alone) {
-            project(
-                item,
-                lambda,
-                alone.as_mut_slice(),
-                &x_prev,
-                &inv_mass,
-                &terms,
-            );
+            project(item, lambda, alone.as_mut_slice(), &x_prev, &terms);
         }
-        assert!(
-            batched
-                .iter()
-                .zip(&alone)
-                .all(|(a, b)| a.to_array().map(f64::to_bits) == b.to_array().map(f64::to_bits)),
-            "{path:?}"
+        let bits = |particles: &[WeightedPosition]| -> Vec<[u64; 4]> {
+            (particles.iter())
+                .map(|p| [p.position.x, p.position.y, p.position.z, p.inv_mass].map(f64::to_bits))
+                .collect()
+        };
+        assert_eq!(bits(&batched), bits(&alone), "{path:?}");
+        assert_eq!(
+            bits(&batched).iter().map(|b| b[3]).collect::<Vec<_>>(),
+            inv_mass.iter().map(|w| w.to_bits()).collect::<Vec<_>>(),
+            "inverse masses untouched"
         );
         assert_eq!(
             lambda_batched

@@ -92,18 +92,18 @@ mod tests {
 
     #[test]
     fn rigid_projection_restores_length_and_conserves_momentum() {
-        let mut x = vec![DVec3::ZERO, DVec3::new(2.0, 0.0, 0.0)];
-        let x_prev = x.clone();
+        let x_prev = vec![DVec3::ZERO, DVec3::new(2.0, 0.0, 0.0)];
         let inv_mass = [1.0, 0.25]; // masses 1 and 4
+        let mut particles = crate::constraints::weighted::packed(&x_prev, &inv_mass);
         let mut lambda = 0.0;
         project(
             &edge(1.0),
             &mut lambda,
-            x.as_mut_slice(),
+            particles.as_mut_slice(),
             &x_prev,
-            &inv_mass,
             &crate::constraints::Materials::default().terms(100.0),
         );
+        let x = [particles[0].position, particles[1].position];
         assert!((x[0].distance(x[1]) - 1.0).abs() < 1e-12);
         let momentum = (x[0] - x_prev[0]) * 1.0 + (x[1] - x_prev[1]) * 4.0;
         assert!(momentum.length() < 1e-12);

@@ -10,13 +10,20 @@
 //!   where no vector path applies (x86-64 without AVX2, aarch64, others).
 //! - `x86::avx2::Avx2` (x86-64 with AVX2): four particles at a time with 128-bit loads and
 //!   two shuffles per coordinate pair, and the transpose back for the scatter.
+//! - `x86::avx512::Avx512` (x86-64 with AVX-512): the same for eight.
+//!
+//! Each reads positions stored as [`DVec3`] ([`Positions`], the collision and fluid passes) or
+//! padded with their inverse masses ([`WeightedPositions`], the constraint batches: one
+//! 32-byte load per particle and a 4 × 4 transpose, see [`super::weighted`]).
 //!
 //! A scatter writes only the lanes its `write` bits name: a lane that does not act, a lane past
 //! the end of a short batch (it repeats the last constraint), and pinned particles (`w = 0`,
 //! which several threads may read within one colour) are never written.
 
 use super::lanes::{F64s, Real, Vec3, LANES};
+use super::weighted::WeightedPositions;
 use super::Positions;
+use glam::DVec3;
 
 /// One way of moving a batch's particles in and out of lanes of `S`.
 pub trait ParticleLanes<S: Real> {
@@ -37,6 +44,25 @@ pub trait ParticleLanes<S: Real> {
     /// alone in this stage (the rules of [`Positions::add_unchecked`]).
     unsafe fn scatter<P: Positions + ?Sized>(
         x: &mut P,
+        index: &[u32; LANES],
+        delta: Vec3<S>,
+        write: u32,
+    );
+    /// Lane `l` of the pair is the position and the inverse mass of particle `index[l]`.
+    ///
+    /// # Safety
+    /// Every index is in bounds of `x`.
+    unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
+        x: &W,
+        index: &[u32; LANES],
+    ) -> (Vec3<S>, S);
+    /// Adds lane `l` of `delta` to the position of particle `index[l]` where bit `l` of
+    /// `write` is set, its inverse mass unchanged.
+    ///
+    /// # Safety
+    /// As [`ParticleLanes::scatter`].
+    unsafe fn scatter_weighted<W: WeightedPositions + ?Sized>(
+        x: &mut W,
         index: &[u32; LANES],
         delta: Vec3<S>,
         write: u32,
@@ -67,6 +93,27 @@ impl ParticleLanes<f64> for Scalar {
         if write & 1 != 0 {
             // SAFETY: the caller's promise.
             unsafe { x.add_unchecked(index[0] as usize, delta.into()) };
+        }
+    }
+    #[inline(always)]
+    unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
+        x: &W,
+        index: &[u32; LANES],
+    ) -> (Vec3<f64>, f64) {
+        // SAFETY: the caller's promise.
+        let particle = unsafe { *x.as_ptr().add(index[0] as usize) };
+        (Vec3::from(particle.position), particle.inv_mass)
+    }
+    #[inline(always)]
+    unsafe fn scatter_weighted<W: WeightedPositions + ?Sized>(
+        x: &mut W,
+        index: &[u32; LANES],
+        delta: Vec3<f64>,
+        write: u32,
+    ) {
+        if write & 1 != 0 {
+            // SAFETY: the caller's promise.
+            unsafe { (*x.as_mut_ptr().add(index[0] as usize)).position += DVec3::from(delta) };
         }
     }
 }
@@ -108,9 +155,42 @@ impl ParticleLanes<F64s> for Portable {
         let (dx, dy, dz) = (delta.x.0, delta.y.0, delta.z.0);
         for l in 0..LANES {
             if write & (1 << l) != 0 {
-                let d = glam::DVec3::new(dx[l], dy[l], dz[l]);
+                let d = DVec3::new(dx[l], dy[l], dz[l]);
                 // SAFETY: the caller's promise.
                 unsafe { x.add_unchecked(index[l] as usize, d) };
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
+        x: &W,
+        index: &[u32; LANES],
+    ) -> (Vec3<F64s>, F64s) {
+        let (mut px, mut py, mut pz, mut pw) =
+            ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
+        for l in 0..LANES {
+            // SAFETY: the caller's promise.
+            let particle = unsafe { *x.as_ptr().add(index[l] as usize) };
+            px[l] = particle.position.x;
+            py[l] = particle.position.y;
+            pz[l] = particle.position.z;
+            pw[l] = particle.inv_mass;
+        }
+        (Vec3::new(F64s(px), F64s(py), F64s(pz)), F64s(pw))
+    }
+    #[inline(always)]
+    unsafe fn scatter_weighted<W: WeightedPositions + ?Sized>(
+        x: &mut W,
+        index: &[u32; LANES],
+        delta: Vec3<F64s>,
+        write: u32,
+    ) {
+        let (dx, dy, dz) = (delta.x.0, delta.y.0, delta.z.0);
+        for l in 0..LANES {
+            if write & (1 << l) != 0 {
+                let d = DVec3::new(dx[l], dy[l], dz[l]);
+                // SAFETY: the caller's promise.
+                unsafe { (*x.as_mut_ptr().add(index[l] as usize)).position += d };
             }
         }
     }

@@ -34,6 +34,7 @@ pub mod plasticity;
 pub mod shape_matching;
 pub mod tet_volume;
 pub mod volume;
+pub mod weighted;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;
 
@@ -93,8 +94,10 @@ pub fn per_lane<S: Real, K>(items: &[K], field: impl Fn(&K) -> f64) -> S {
     S::from_lanes(|l| field(&items[l.min(items.len() - 1)]))
 }
 
-/// Where [`project`] reads and corrects particle positions: a plain slice, or a parallel
-/// stage's view of the shared positions (`solver::parallel::StageView`).
+/// Where the contact passes ([`crate::collision`]) read and correct particle positions: a plain
+/// slice, or a parallel stage's view of the shared positions (`solver::parallel::StageView`).
+/// The constraint kinds read them padded with their inverse masses instead
+/// ([`weighted::WeightedPositions`]).
 pub trait Positions {
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
@@ -155,23 +158,22 @@ impl Positions for [DVec3] {
 }
 
 /// Projects one constraint in place (Gauss-Seidel): reads and corrects the predicted positions
-/// `x`, using `x_prev` (positions at the start of the substep) for the damping term. The
-/// solver projects whole batches ([`batch::project_batches`]); this is the same update for one.
+/// `x` (with their inverse masses, [`weighted`]), using `x_prev` (positions at the start of the
+/// substep) for the damping term. The solver projects whole batches
+/// ([`batch::project_batches`]); this is the same update for one.
 #[inline]
-pub fn project<const N: usize, K: Constraint<N>, P: Positions + ?Sized>(
+pub fn project<const N: usize, K: Constraint<N>, W: weighted::WeightedPositions + ?Sized>(
     constraint: &K,
     lambda: &mut f64,
-    x: &mut P,
+    x: &mut W,
     x_prev: &[DVec3],
-    inv_mass: &[f64],
     terms: &[Terms<f64>],
 ) {
-    batch::project_lanes::<N, K, P, f64, lane_io::Scalar, true, true>(
+    batch::project_lanes::<N, K, W, f64, lane_io::Scalar, true, true>(
         std::slice::from_ref(constraint),
         std::slice::from_mut(lambda),
         x,
         x_prev,
-        inv_mass,
         terms,
     );
 }

@@ -278,15 +278,15 @@ impl<'a, T> SharedSlice<'a, T> {
     }
 }
 
-impl<'a> SharedSlice<'a, glam::DVec3> {
-    /// This thread's view of the positions for one constraint stage.
+impl<'a, T> SharedSlice<'a, T> {
+    /// This thread's view of the particles for one constraint stage.
     ///
     /// # Safety
     /// Until the caller's next barrier wait, this thread may write only particles that no
     /// other thread reads or writes in the same stage (one colour's share, or a stage run by
     /// one thread while the others wait); particles nobody writes (pinned ones) may be read by
     /// several threads. The view must not outlive that wait.
-    pub unsafe fn stage_view(&self) -> StageView<'_> {
+    pub unsafe fn stage_view(&self) -> StageView<'_, T> {
         StageView {
             pointer: self.pointer,
             len: self.len,
@@ -295,18 +295,20 @@ impl<'a> SharedSlice<'a, glam::DVec3> {
     }
 }
 
-/// Positions as one thread sees them during one stage; elements are read and written one at a
-/// time through the raw pointer, never as overlapping `&mut` slices. It holds its own copy of
+/// Particles as one thread sees them during one stage: positions ([`glam::DVec3`]), or
+/// positions with their inverse masses for the constraint sweeps
+/// ([`crate::constraints::weighted::WeightedPosition`]). Elements are read and written one at
+/// a time through the raw pointer, never as overlapping `&mut` slices. It holds its own copy of
 /// the pointer, not a reference to the [`SharedSlice`]: the compiler cannot tell a write
 /// through the pointer from a write to the slice's fields, and would reload the pointer after
 /// every particle written.
-pub struct StageView<'s> {
-    pointer: *mut glam::DVec3,
+pub struct StageView<'s, T> {
+    pointer: *mut T,
     len: usize,
     _borrow: PhantomData<&'s ()>,
 }
 
-impl crate::constraints::Positions for StageView<'_> {
+impl crate::constraints::Positions for StageView<'_, glam::DVec3> {
     #[inline(always)]
     fn len(&self) -> usize {
         self.len
@@ -336,6 +338,25 @@ impl crate::constraints::Positions for StageView<'_> {
 
     #[inline(always)]
     fn as_mut_ptr(&mut self) -> *mut glam::DVec3 {
+        self.pointer
+    }
+}
+
+impl crate::constraints::weighted::WeightedPositions
+    for StageView<'_, crate::constraints::weighted::WeightedPosition>
+{
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn as_ptr(&self) -> *const crate::constraints::weighted::WeightedPosition {
+        self.pointer
+    }
+
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut crate::constraints::weighted::WeightedPosition {
         self.pointer
     }
 }

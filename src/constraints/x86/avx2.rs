@@ -7,6 +7,7 @@
 
 use super::super::lane_io::ParticleLanes;
 use super::super::lanes::{Real, Vec3, LANES};
+use super::super::weighted::{WeightedPosition, WeightedPositions};
 use super::super::Positions;
 use std::arch::x86_64::*;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
@@ -313,6 +314,66 @@ unsafe fn scatter4(base: *mut f64, index: &[u32], [dx, dy, dz]: [__m256d; 3], wr
     }
 }
 
+/// `[x…]`, `[y…]`, `[z…]`, `[w…]` of padded particles `index[0..4]`: one aligned 256-bit load
+/// each (`x y z w`), then a 4 × 4 transpose (`unpacklo`/`unpackhi` in pairs, then the
+/// 128-bit halves).
+///
+/// # Safety
+/// AVX2; every index is in bounds of the particles from `base`.
+#[inline(always)]
+unsafe fn gather_rows4(base: *const WeightedPosition, index: &[u32]) -> [__m256d; 4] {
+    // SAFETY: the caller's promises; the elements are 32-byte aligned.
+    unsafe {
+        let row = |l: usize| _mm256_load_pd(base.add(index[l] as usize).cast::<f64>());
+        let (r0, r1, r2, r3) = (row(0), row(1), row(2), row(3));
+        let xz01 = _mm256_unpacklo_pd(r0, r1); // x0 x1 z0 z1
+        let yw01 = _mm256_unpackhi_pd(r0, r1); // y0 y1 w0 w1
+        let xz23 = _mm256_unpacklo_pd(r2, r3);
+        let yw23 = _mm256_unpackhi_pd(r2, r3);
+        [
+            _mm256_permute2f128_pd::<0x20>(xz01, xz23),
+            _mm256_permute2f128_pd::<0x20>(yw01, yw23),
+            _mm256_permute2f128_pd::<0x31>(xz01, xz23),
+            _mm256_permute2f128_pd::<0x31>(yw01, yw23),
+        ]
+    }
+}
+
+/// Adds lane `l` of `[dx…]`, `[dy…]`, `[dz…]` to the position of padded particle `index[l]`,
+/// `l < 4`, where bit `l` of `write` is set: the transpose of [`gather_rows4`], with `+0` for
+/// `w`, and one 256-bit read-modify-write per particle.
+///
+/// # Safety
+/// As [`gather_rows4`], and every particle written is this thread's alone in this stage.
+#[inline(always)]
+unsafe fn scatter_rows4(
+    base: *mut WeightedPosition,
+    index: &[u32],
+    [dx, dy, dz]: [__m256d; 3],
+    write: u32,
+) {
+    // SAFETY: the caller's promises; the elements are 32-byte aligned.
+    unsafe {
+        let zero = _mm256_setzero_pd();
+        let xz01 = _mm256_permute2f128_pd::<0x20>(dx, dz); // x0 x1 z0 z1
+        let xz23 = _mm256_permute2f128_pd::<0x31>(dx, dz); // x2 x3 z2 z3
+        let y01 = _mm256_permute2f128_pd::<0x20>(dy, zero); // y0 y1 0 0
+        let y23 = _mm256_permute2f128_pd::<0x31>(dy, zero);
+        let rows = [
+            _mm256_unpacklo_pd(xz01, y01), // x0 y0 z0 0
+            _mm256_unpackhi_pd(xz01, y01), // x1 y1 z1 0
+            _mm256_unpacklo_pd(xz23, y23),
+            _mm256_unpackhi_pd(xz23, y23),
+        ];
+        for (l, row) in rows.into_iter().enumerate() {
+            if write & (1 << l) != 0 {
+                let at = base.add(index[l] as usize).cast::<f64>();
+                _mm256_store_pd(at, _mm256_add_pd(_mm256_load_pd(at), row));
+            }
+        }
+    }
+}
+
 impl ParticleLanes<F64x8> for Avx2 {
     #[inline(always)]
     unsafe fn gather<P: Positions + ?Sized>(x: &P, index: &[u32; LANES]) -> Vec3<F64x8> {
@@ -339,6 +400,38 @@ impl ParticleLanes<F64x8> for Avx2 {
             let d = [delta.x.0[h], delta.y.0[h], delta.z.0[h]];
             // SAFETY: the caller's promises (bounds, ownership) and the module's (AVX2).
             unsafe { scatter4(base, &index[4 * h..4 * h + 4], d, write >> (4 * h)) };
+        }
+    }
+    #[inline(always)]
+    unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
+        x: &W,
+        index: &[u32; LANES],
+    ) -> (Vec3<F64x8>, F64x8) {
+        let base = x.as_ptr();
+        // SAFETY: the caller's promise (bounds) and the module's (AVX2).
+        let [[x0, y0, z0, w0], [x1, y1, z1, w1]] = unsafe {
+            [
+                gather_rows4(base, &index[..4]),
+                gather_rows4(base, &index[4..]),
+            ]
+        };
+        (
+            Vec3::new(F64x8([x0, x1]), F64x8([y0, y1]), F64x8([z0, z1])),
+            F64x8([w0, w1]),
+        )
+    }
+    #[inline(always)]
+    unsafe fn scatter_weighted<W: WeightedPositions + ?Sized>(
+        x: &mut W,
+        index: &[u32; LANES],
+        delta: Vec3<F64x8>,
+        write: u32,
+    ) {
+        let base = x.as_mut_ptr();
+        for h in 0..2 {
+            let d = [delta.x.0[h], delta.y.0[h], delta.z.0[h]];
+            // SAFETY: the caller's promises (bounds, ownership) and the module's (AVX2).
+            unsafe { scatter_rows4(base, &index[4 * h..4 * h + 4], d, write >> (4 * h)) };
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use super::super::lane_io::ParticleLanes;
 use super::super::lanes::{Real, Vec3, LANES};
+use super::super::weighted::{WeightedPosition, WeightedPositions};
 use super::super::Positions;
 use std::arch::x86_64::*;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
@@ -203,6 +204,37 @@ unsafe fn xy_pairs(base: *const f64, index: &[u32; LANES], first: usize) -> __m5
     }
 }
 
+/// `[x…]`, `[y…]`, `[z…]`, `[w…]` of padded particles `index[0..8]`: one aligned 256-bit load
+/// each (`x y z w`), particles 0 and 2, 1 and 3, 4 and 6, 5 and 7 in the halves of four
+/// registers, so that `unpacklo`/`unpackhi` and one 128-bit shuffle per result finish the
+/// transpose in lane order.
+///
+/// # Safety
+/// AVX-512; every index is in bounds of the particles from `base`.
+#[inline(always)]
+unsafe fn gather_rows8(base: *const WeightedPosition, index: &[u32; LANES]) -> [__m512d; 4] {
+    // The 128-bit pieces 0 and 2 of both operands, and 1 and 3.
+    const EVEN: i32 = 0b10_00_10_00;
+    const ODD: i32 = 0b11_01_11_01;
+    // SAFETY: the caller's promises; the elements are 32-byte aligned.
+    unsafe {
+        let row = |l: usize| _mm256_load_pd(base.add(index[l] as usize).cast::<f64>());
+        let pair =
+            |a: usize, b: usize| _mm512_insertf64x4::<1>(_mm512_castpd256_pd512(row(a)), row(b));
+        let (rows02, rows13, rows46, rows57) = (pair(0, 2), pair(1, 3), pair(4, 6), pair(5, 7));
+        let xz_low = _mm512_unpacklo_pd(rows02, rows13); // x0 x1 z0 z1 | x2 x3 z2 z3
+        let yw_low = _mm512_unpackhi_pd(rows02, rows13); // y0 y1 w0 w1 | y2 y3 w2 w3
+        let xz_high = _mm512_unpacklo_pd(rows46, rows57); // x4 x5 z4 z5 | x6 x7 z6 z7
+        let yw_high = _mm512_unpackhi_pd(rows46, rows57);
+        [
+            _mm512_shuffle_f64x2::<EVEN>(xz_low, xz_high),
+            _mm512_shuffle_f64x2::<EVEN>(yw_low, yw_high),
+            _mm512_shuffle_f64x2::<ODD>(xz_low, xz_high),
+            _mm512_shuffle_f64x2::<ODD>(yw_low, yw_high),
+        ]
+    }
+}
+
 impl ParticleLanes<F64x8> for Avx512 {
     #[inline(always)]
     unsafe fn gather<P: Positions + ?Sized>(x: &P, index: &[u32; LANES]) -> Vec3<F64x8> {
@@ -257,6 +289,59 @@ impl ParticleLanes<F64x8> for Avx512 {
                     let at = base.add(3 * index[l] as usize);
                     _mm_storeu_pd(at, _mm_add_pd(_mm_loadu_pd(at), xy[l]));
                     *at.add(2) += z[l];
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
+        x: &W,
+        index: &[u32; LANES],
+    ) -> (Vec3<F64x8>, F64x8) {
+        // SAFETY: the caller's promise (bounds) and the module's (AVX-512).
+        let [px, py, pz, pw] = unsafe { gather_rows8(x.as_ptr(), index) };
+        (Vec3::new(F64x8(px), F64x8(py), F64x8(pz)), F64x8(pw))
+    }
+    /// The transpose of [`gather_rows8`], with `+0` for `w`: `x z` and `y 0` interleaved by
+    /// pairs (one two-register permute each), then `unpacklo`/`unpackhi` give the rows of
+    /// particles 0 and 2, 1 and 3…; one 256-bit read-modify-write per particle written.
+    #[inline(always)]
+    unsafe fn scatter_weighted<W: WeightedPositions + ?Sized>(
+        x: &mut W,
+        index: &[u32; LANES],
+        delta: Vec3<F64x8>,
+        write: u32,
+    ) {
+        let base = x.as_mut_ptr();
+        // SAFETY: the caller's promises (bounds, ownership) and the module's (AVX-512); the
+        // elements are 32-byte aligned.
+        unsafe {
+            let zero = _mm512_setzero_pd();
+            let low = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+            let high = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+            let (dx, dy, dz) = (delta.x.0, delta.y.0, delta.z.0);
+            let xz_low = _mm512_permutex2var_pd(dx, low, dz); // x0 x1 z0 z1 | x2 x3 z2 z3
+            let y_low = _mm512_permutex2var_pd(dy, low, zero); // y0 y1 0 0 | y2 y3 0 0
+            let xz_high = _mm512_permutex2var_pd(dx, high, dz);
+            let y_high = _mm512_permutex2var_pd(dy, high, zero);
+            let rows02 = _mm512_unpacklo_pd(xz_low, y_low); // x0 y0 z0 0 | x2 y2 z2 0
+            let rows13 = _mm512_unpackhi_pd(xz_low, y_low);
+            let rows46 = _mm512_unpacklo_pd(xz_high, y_high);
+            let rows57 = _mm512_unpackhi_pd(xz_high, y_high);
+            let rows = [
+                _mm512_castpd512_pd256(rows02),
+                _mm512_castpd512_pd256(rows13),
+                _mm512_extractf64x4_pd::<1>(rows02),
+                _mm512_extractf64x4_pd::<1>(rows13),
+                _mm512_castpd512_pd256(rows46),
+                _mm512_castpd512_pd256(rows57),
+                _mm512_extractf64x4_pd::<1>(rows46),
+                _mm512_extractf64x4_pd::<1>(rows57),
+            ];
+            for (l, row) in rows.into_iter().enumerate() {
+                if write & (1 << l) != 0 {
+                    let at = base.add(index[l] as usize).cast::<f64>();
+                    _mm256_store_pd(at, _mm256_add_pd(_mm256_load_pd(at), row));
                 }
             }
         }

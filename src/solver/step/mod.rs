@@ -56,6 +56,7 @@ use crate::constraints::distance::DistanceConstraint;
 use crate::constraints::lanes::LANES;
 use crate::constraints::long_range::LongRangeConstraint;
 use crate::constraints::tet_volume::TetVolumeConstraint;
+use crate::constraints::weighted::WeightedPosition;
 use crate::constraints::Terms;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::model::{Model, SolverParams};
@@ -95,6 +96,29 @@ fn collider_contact_len(model: &Model, particles: usize) -> usize {
 fn clearance_len(model: &Model, particles: usize) -> usize {
     if model.colliders.iter().any(|c| c.mesh.is_some()) {
         particles * model.colliders.len()
+    } else {
+        0
+    }
+}
+
+/// Whether any object has a coloured constraint kind or tethers: the XPBD sweeps then work on
+/// [`Solver::weighted`].
+fn has_batched_kinds(model: &Model) -> bool {
+    [
+        model.stretch.items.len(),
+        model.tets.items.len(),
+        model.bending.items.len(),
+        model.isometric_bending.items.len(),
+        model.rope_bending.items.len(),
+        model.long_range.items.len(),
+    ] != [0; 6]
+}
+
+/// Length of the padded particles the XPBD sweeps work on: none without a batched kind, or
+/// where Projective Dynamics replaces the sweeps.
+pub(crate) fn weighted_len(model: &Model, particles: usize) -> usize {
+    if has_batched_kinds(model) && model.params.projective.is_none() {
+        particles
     } else {
         0
     }
@@ -165,6 +189,10 @@ pub struct Solver {
     projective: Option<ProjectiveState>,
     /// Fluid objects' neighbour lists and per-particle buffers.
     fluids: super::fluids::FluidState,
+    /// The particles' positions with their inverse masses, 32 bytes each, as the batched
+    /// constraint kinds read them: filled from `model.particles` and copied back around every
+    /// XPBD sweep ([`crate::constraints::weighted`]).
+    weighted: Vec<WeightedPosition>,
     pool: rayon::ThreadPool,
 }
 
@@ -224,6 +252,7 @@ impl Solver {
             Some(settings) => Some(ProjectiveState::new(&model, settings, 0)?),
             None => None,
         };
+        let weighted = vec![WeightedPosition::default(); weighted_len(&model, n)];
         Ok(Solver {
             projective,
             material_terms: model.materials.terms(1.0 / model.params.substep()),
@@ -252,6 +281,7 @@ impl Solver {
             animated_pins,
             surface_pins,
             time: 0.0,
+            weighted,
             pool,
         })
     }
@@ -290,6 +320,9 @@ impl Solver {
 
     /// Extends the per-particle solver state after tearing added particles.
     pub(crate) fn grow_to(&mut self, n: usize) {
+        let weighted_len = weighted_len(&self.model, n);
+        self.weighted
+            .resize(weighted_len, WeightedPosition::default());
         self.contact_collider.resize(n, NO_CONTACT);
         let len = collider_contact_len(&self.model, n);
         self.contact_normal.resize(len, DVec3::ZERO);
@@ -420,6 +453,7 @@ impl Solver {
         let particles = &mut model.particles;
         let moving_meshes = (model.colliders.iter())
             .any(|c| c.mesh.is_some() && crate::collision::tessellate::moves(c));
+        let has_batched_kinds = !self.weighted.is_empty();
         let frame = Frame {
             substeps: range,
             frame_time: self.time,
@@ -461,6 +495,8 @@ impl Solver {
             barrier: SpinBarrier::new(threads),
             first_bad: AtomicUsize::new(usize::MAX),
             x: SharedSlice::new(&mut particles.x),
+            weighted: SharedSlice::new(&mut self.weighted),
+            has_batched_kinds,
             x_prev: SharedSlice::new(&mut particles.x_prev),
             v: SharedSlice::new(&mut particles.v),
             inv_mass: &particles.inv_mass,
@@ -604,6 +640,11 @@ struct Frame<'a> {
     /// Lowest diverged particle index of the current substep (`usize::MAX` if none).
     first_bad: AtomicUsize,
     x: SharedSlice<'a, DVec3>,
+    /// The positions with their inverse masses, as the constraint kinds read them during the
+    /// XPBD sweeps ([`Solver::weighted`]).
+    weighted: SharedSlice<'a, WeightedPosition>,
+    /// Whether any coloured kind or tether has constraints (the sweeps then use `weighted`).
+    has_batched_kinds: bool,
     x_prev: SharedSlice<'a, DVec3>,
     v: SharedSlice<'a, DVec3>,
     inv_mass: &'a [f64],

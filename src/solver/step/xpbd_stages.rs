@@ -6,9 +6,10 @@ use super::{Frame, LANES};
 use crate::constraints::batch::project_batches;
 use crate::constraints::shape_matching::ShapeMatchingConstraint;
 use crate::constraints::volume::VolumeConstraint;
+use crate::constraints::weighted::{pack, unpack};
 use crate::constraints::{project, Constraint};
 use crate::solver::colouring::ConstraintBlock;
-use crate::solver::parallel::{batch_share, SharedSlice};
+use crate::solver::parallel::{batch_share, share, SharedSlice};
 use std::sync::Mutex;
 
 /// The direction of a Gauss–Seidel pass over the coloured constraints.
@@ -80,15 +81,57 @@ pub(super) type WholeObjects<'a> = Mutex<(
 impl Frame<'_> {
     /// The XPBD part of one iteration: the coloured kinds forward and back, the object-wide
     /// kinds (volumes, shape matching) and the tethers.
+    ///
+    /// The coloured kinds and the tethers work on the padded copy of the particles
+    /// ([`crate::constraints::weighted`]): packed before them and unpacked after, and around
+    /// the object-wide kinds, which read the positions.
     pub(super) fn solve_constraints(&self, t: usize, first: bool, h: f64) {
+        self.pack_weighted(t);
         self.solve_block(&self.stretch, t, first, Sweep::Forward);
         self.solve_block(&self.tets, t, first, Sweep::Forward);
         self.solve_block(&self.bending, t, first, Sweep::Forward);
         self.solve_block(&self.isometric_bending, t, first, Sweep::Forward);
         self.solve_block(&self.rope_bending, t, first, Sweep::Forward);
         self.sweep_back(t);
-        self.solve_whole_objects(t, first, true, h);
+        if self.has_volumes || self.has_shape_matching {
+            self.unpack_weighted(t);
+            self.solve_whole_objects(t, first, true, h);
+            self.pack_weighted(t);
+        }
         self.solve_block(&self.long_range, t, first, Sweep::Forward);
+        self.unpack_weighted(t);
+    }
+
+    /// Copies this thread's share of the positions and inverse masses into the padded
+    /// particles the constraint kinds read, then waits for the others. Nothing to do (and no
+    /// wait) where no object has a coloured kind or tethers.
+    fn pack_weighted(&self, t: usize) {
+        if !self.has_batched_kinds {
+            return;
+        }
+        let share = share(0..self.x.len(), t, self.threads);
+        // SAFETY: a per-particle stage: this thread's share of both arrays is its own until
+        // the barrier below.
+        unsafe {
+            pack(
+                self.x.range(share.clone()),
+                &self.inv_mass[share.clone()],
+                self.weighted.range(share),
+            )
+        };
+        self.barrier.wait();
+    }
+
+    /// Copies this thread's share of the padded particles' positions back, then waits for the
+    /// others (see [`Frame::pack_weighted`]).
+    fn unpack_weighted(&self, t: usize) {
+        if !self.has_batched_kinds {
+            return;
+        }
+        let share = share(0..self.x.len(), t, self.threads);
+        // SAFETY: as in `pack_weighted`.
+        unsafe { unpack(self.weighted.range(share.clone()), self.x.range(share)) };
+        self.barrier.wait();
     }
 
     /// The backward half of a symmetric Gauss–Seidel iteration: the coloured kinds again in
@@ -119,17 +162,21 @@ impl Frame<'_> {
             // SAFETY: `range` is this thread's share of one colour (or the overflow group,
             // solved by thread 0 alone): its constraints share no particle with any other
             // thread's constraints in this stage, and their λ are this thread's.
-            let (mut x, lambda) =
-                unsafe { (self.x.stage_view(), block.lambda.range(range.clone())) };
+            let (mut x, lambda) = unsafe {
+                (
+                    self.weighted.stage_view(),
+                    block.lambda.range(range.clone()),
+                )
+            };
             if first_iteration {
                 lambda.fill(0.0);
             }
             let items = &block.items()[range];
             if batched {
-                project_batches(items, lambda, &mut x, x_prev, self.inv_mass, terms);
+                project_batches(items, lambda, &mut x, x_prev, terms);
             } else {
                 for (item, lambda) in items.iter().zip(lambda) {
-                    project(item, lambda, &mut x, x_prev, self.inv_mass, terms);
+                    project(item, lambda, &mut x, x_prev, terms);
                 }
             }
         };
