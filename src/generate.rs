@@ -86,9 +86,7 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
     let mesh = source.mesh;
     let p = |i: u32| mesh.positions[i as usize];
     if let Some(material) = recipe.stretch {
-        let tearable = recipe
-            .tear_strain
-            .map(|strain| (strain, tearable_edges(mesh)));
+        let tearable = recipe.tear_strain.map(|_| tearable_edges(mesh));
         let diagonals = fan_diagonals(mesh);
         let edges = mesh.unique_edges();
         out.stretch.reserve_exact(edges.len());
@@ -98,10 +96,7 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
                 continue;
             }
             let diagonal = diagonals.contains(&[a, b]);
-            let tear_length = match &tearable {
-                Some((strain, sides)) if sides.contains(&[a, b]) => rest_length * (1.0 + strain),
-                _ => f64::INFINITY,
-            };
+            let tearable = (tearable.as_ref()).is_some_and(|sides| sides.contains(&[a, b]));
             out.stretch.push(DistanceConstraint {
                 particles: [(source.global)(a), (source.global)(b)],
                 rest_length,
@@ -109,7 +104,7 @@ pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
                     Some(shear) if diagonal => shear,
                     _ => material,
                 },
-                tear_length,
+                tearable,
                 diagonal,
             });
         }

@@ -549,7 +549,7 @@ mod tests {
                 particles: [2 * k as u32, 2 * k as u32 + 1],
                 rest_length: 0.08,
                 material: material(k),
-                tear_length: f64::INFINITY,
+                tearable: false,
                 diagonal: false,
             })
             .collect();

@@ -14,14 +14,22 @@ pub struct DistanceConstraint {
     /// Rest length d, metres.
     pub rest_length: f64,
     pub material: MaterialId,
-    /// Length beyond which the edge tears (`stretch.tear_strain`); infinite if it cannot.
-    pub tear_length: f64,
+    /// Whether the edge tears beyond its object's `stretch.tear_strain`
+    /// ([`DistanceConstraint::tear_length`]). A flag, not a length per edge: 24 bytes an edge
+    /// instead of 32, 1.5 MiB of cloth-256 (docs/benchmarks.md, "Issue 13: positions padded
+    /// with their inverse masses").
+    pub tearable: bool,
     /// A diagonal inside a face of more than three sides (shear, `shear`), not an edge of
     /// the user's mesh: left out of `max_edge_strain`.
     pub diagonal: bool,
 }
 
 impl DistanceConstraint {
+    /// Length beyond which the edge tears, for its object's tear strain: `d (1 + strain)`.
+    pub fn tear_length(&self, tear_strain: f64) -> f64 {
+        self.rest_length * (1.0 + tear_strain)
+    }
+
     /// Engineering strain `|p1 − p2| / d − 1` (positive when stretched).
     pub fn strain(&self, x: &[DVec3]) -> f64 {
         let [a, b] = self.particles;
@@ -71,7 +79,7 @@ mod tests {
             particles: [0, 1],
             rest_length,
             material: MaterialId::RIGID,
-            tear_length: f64::INFINITY,
+            tearable: false,
             diagonal: false,
         }
     }
@@ -107,6 +115,13 @@ mod tests {
         assert!((x[0].distance(x[1]) - 1.0).abs() < 1e-12);
         let momentum = (x[0] - x_prev[0]) * 1.0 + (x[1] - x_prev[1]) * 4.0;
         assert!(momentum.length() < 1e-12);
+    }
+
+    #[test]
+    fn an_edge_is_24_bytes() {
+        // Two indices, the rest length, the material and two flags (docs/benchmarks.md,
+        // "Issue 13: positions padded with their inverse masses").
+        assert_eq!(std::mem::size_of::<DistanceConstraint>(), 24);
     }
 
     #[test]

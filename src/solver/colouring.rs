@@ -141,7 +141,7 @@ mod tests {
                 particles,
                 rest_length: 1.0,
                 material: crate::constraints::MaterialId::RIGID,
-                tear_length: f64::INFINITY,
+                tearable: false,
                 diagonal: false,
             })
             .collect();
@@ -179,7 +179,7 @@ mod tests {
                 particles: [0, k],
                 rest_length: 1.0,
                 material: crate::constraints::MaterialId::RIGID,
-                tear_length: f64::INFINITY,
+                tearable: false,
                 diagonal: false,
             })
             .collect();

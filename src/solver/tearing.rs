@@ -38,14 +38,13 @@ impl Solver {
         let x = &model.particles.x;
         // Object index → torn local pairs.
         let mut torn: BTreeMap<usize, BTreeSet<[u32; 2]>> = BTreeMap::new();
-        for edge in model
-            .stretch
-            .items
-            .iter()
-            .filter(|e| e.tear_length.is_finite())
-        {
+        for edge in model.stretch.items.iter().filter(|e| e.tearable) {
             let [a, b] = edge.particles.map(|i| i as usize);
-            if x[a].distance(x[b]) > edge.tear_length {
+            let object = &model.objects[model.owner[a] as usize];
+            let strain = (object.tearing.as_ref())
+                .and_then(|t| t.recipe.tear_strain)
+                .expect("a tearable edge's object tears");
+            if x[a].distance(x[b]) > edge.tear_length(strain) {
                 let (object, la) = model.vertex_of(a);
                 let lb = object.local(b).expect("an edge stays within its object");
                 torn.entry(model.owner[a] as usize)

@@ -471,7 +471,7 @@ mod tests {
             particles: [0, 1],
             rest_length: 1.0,
             material: id,
-            tear_length: f64::INFINITY,
+            tearable: false,
             diagonal: false,
         };
         let rest = [DVec3::ZERO, DVec3::X];
