@@ -263,14 +263,31 @@ impl Frame<'_> {
     }
 
     /// The chunks of the particles thread `t` takes in the stages with collider contacts
-    /// (prediction and held colliders, collider contacts): interleaved chunks of
-    /// [`COLLIDER_CHUNK`], not a contiguous share, because a particle near a mesh collider
-    /// walks its tree while one far from it stops at the root's box, and a garment's rows near
-    /// the body came to one thread: on `scenes/dancer.toml` thread 0's share cost 1.77 G
-    /// instructions in collider distances against 1.08 G for thread 1's (docs/benchmarks.md,
-    /// "Issue 13: the skin measured on every thread, meshes posed on theirs").
+    /// (prediction and held colliders, collider contacts).
+    ///
+    /// With a mesh collider, interleaved chunks of [`COLLIDER_CHUNK`], not a contiguous
+    /// share, because a particle near a mesh collider walks its tree while one far from it
+    /// stops at the root's box, and a garment's rows near the body came to one thread: on
+    /// `scenes/dancer.toml` thread 0's share cost 1.77 G instructions in collider distances
+    /// against 1.08 G for thread 1's (docs/benchmarks.md, "Issue 13: the skin measured on
+    /// every thread, meshes posed on theirs").
+    ///
+    /// Otherwise (no collider, or planes, spheres and boxes, which cost the same for every
+    /// particle) the contiguous share that the sweeps' pack and the velocity update take too,
+    /// so each particle's cache lines stay on one core from stage to stage: on cloth-256 at 2
+    /// threads the interleaved chunks made the prediction five times as costly as on one
+    /// (docs/benchmarks.md, "Issue 13: positions padded with their inverse masses").
     pub(super) fn collider_chunks(&self, t: usize) -> impl Iterator<Item = Range<usize>> {
-        interleaved(self.x.len(), t, self.threads, COLLIDER_CHUNK)
+        let len = self.x.len();
+        let (whole_share, chunks) = if self.colliders.iter().any(|c| c.mesh.is_some()) {
+            (
+                None,
+                Some(interleaved(len, t, self.threads, COLLIDER_CHUNK)),
+            )
+        } else {
+            (Some(share(0..len, t, self.threads)), None)
+        };
+        whole_share.into_iter().chain(chunks.into_iter().flatten())
     }
 
     /// The collider contacts of thread `t`'s chunks ([`Self::collider_chunks`]).

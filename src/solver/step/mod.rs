@@ -706,18 +706,9 @@ impl Frame<'_> {
                     ..c.posed(start, end)
                 }),
             );
-            if self.colliders.is_empty() {
-                // The contiguous share the sweeps' pack and the velocity update take too, so
-                // each particle's cache lines stay on one core from stage to stage.
-                // Interleaved chunks, with nothing to balance, made the prediction five times
-                // as costly on two threads as on one (docs/benchmarks.md, "Issue 13:
-                // positions padded with their inverse masses").
-                self.predict(particles.clone(), h);
-            } else {
-                for chunk in self.collider_chunks(t) {
-                    self.predict(chunk.clone(), h);
-                    self.find_held(chunk, &posed);
-                }
+            for chunk in self.collider_chunks(t) {
+                self.predict(chunk.clone(), h);
+                self.find_held(chunk, &posed);
             }
             self.barrier.wait();
             if !self.animated_pins.is_empty() || !self.surface_pins.is_empty() {
@@ -789,8 +780,8 @@ impl Frame<'_> {
 
     fn predict(&self, range: std::ops::Range<usize>, h: f64) {
         let gravity = self.params.gravity;
-        // SAFETY (all four): `range` is this thread's share of the particles or one of its
-        // chunks ([`Self::collider_chunks`]); no other thread touches it in this stage.
+        // SAFETY (all four): `range` is one of this thread's chunks of the particles
+        // ([`Self::collider_chunks`]); no other thread touches it in this stage.
         let (x, x_prev, v) = unsafe {
             (
                 self.x.range(range.clone()),
