@@ -365,10 +365,12 @@ unsafe fn scatter_rows4(
             _mm256_unpacklo_pd(xz23, y23),
             _mm256_unpackhi_pd(xz23, y23),
         ];
-        for (l, row) in rows.into_iter().enumerate() {
+        // Indexed, not `rows.into_iter().enumerate()`: the iterator was not unrolled (a fifth
+        // more instructions per stretch batch, cachegrind).
+        for l in 0..4 {
             if write & (1 << l) != 0 {
                 let at = base.add(index[l] as usize).cast::<f64>();
-                _mm256_store_pd(at, _mm256_add_pd(_mm256_load_pd(at), row));
+                _mm256_store_pd(at, _mm256_add_pd(_mm256_load_pd(at), rows[l]));
             }
         }
     }

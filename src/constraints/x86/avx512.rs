@@ -338,10 +338,12 @@ impl ParticleLanes<F64x8> for Avx512 {
                 _mm512_extractf64x4_pd::<1>(rows46),
                 _mm512_extractf64x4_pd::<1>(rows57),
             ];
-            for (l, row) in rows.into_iter().enumerate() {
+            // Indexed, not `rows.into_iter().enumerate()`: the iterator was not unrolled
+            // (a fifth more instructions per stretch batch on the AVX2 path, cachegrind).
+            for l in 0..LANES {
                 if write & (1 << l) != 0 {
                     let at = base.add(index[l] as usize).cast::<f64>();
-                    _mm256_store_pd(at, _mm256_add_pd(_mm256_load_pd(at), row));
+                    _mm256_store_pd(at, _mm256_add_pd(_mm256_load_pd(at), rows[l]));
                 }
             }
         }
