@@ -121,6 +121,19 @@ impl ParticleLanes<f64> for Scalar {
 /// Eight lanes through plain arrays (see the module docs).
 pub struct Portable;
 
+/// Calls `add(l, δ)` with lane `l` of `delta` for every lane whose bit of `write` is set:
+/// the portable scatters. The lanes leave the vector registers once, into arrays (reading a
+/// lane at a run-time index spilled the whole register for every particle written).
+#[inline(always)]
+fn for_each_written(delta: Vec3<F64s>, write: u32, mut add: impl FnMut(usize, DVec3)) {
+    let (dx, dy, dz) = (delta.x.0, delta.y.0, delta.z.0);
+    for l in 0..LANES {
+        if write & (1 << l) != 0 {
+            add(l, DVec3::new(dx[l], dy[l], dz[l]));
+        }
+    }
+}
+
 impl ParticleLanes<F64s> for Portable {
     #[inline(always)]
     unsafe fn gather<P: Positions + ?Sized>(x: &P, index: &[u32; LANES]) -> Vec3<F64s> {
@@ -150,16 +163,10 @@ impl ParticleLanes<F64s> for Portable {
         delta: Vec3<F64s>,
         write: u32,
     ) {
-        // The lanes leave the vector registers once, into arrays (reading a lane at a run-time
-        // index spilled the whole register for every particle written).
-        let (dx, dy, dz) = (delta.x.0, delta.y.0, delta.z.0);
-        for l in 0..LANES {
-            if write & (1 << l) != 0 {
-                let d = DVec3::new(dx[l], dy[l], dz[l]);
-                // SAFETY: the caller's promise.
-                unsafe { x.add_unchecked(index[l] as usize, d) };
-            }
-        }
+        // SAFETY: the caller's promise.
+        for_each_written(delta, write, |l, d| unsafe {
+            x.add_unchecked(index[l] as usize, d)
+        });
     }
     #[inline(always)]
     unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
@@ -185,13 +192,9 @@ impl ParticleLanes<F64s> for Portable {
         delta: Vec3<F64s>,
         write: u32,
     ) {
-        let (dx, dy, dz) = (delta.x.0, delta.y.0, delta.z.0);
-        for l in 0..LANES {
-            if write & (1 << l) != 0 {
-                let d = DVec3::new(dx[l], dy[l], dz[l]);
-                // SAFETY: the caller's promise.
-                unsafe { (*x.as_mut_ptr().add(index[l] as usize)).position += d };
-            }
-        }
+        // SAFETY: the caller's promise.
+        for_each_written(delta, write, |l, d| unsafe {
+            (*x.as_mut_ptr().add(index[l] as usize)).position += d
+        });
     }
 }
