@@ -8,13 +8,14 @@
 //! - [`Scalar`]: one constraint (`f64` lanes): plain loads and stores.
 //! - [`Portable`]: eight lanes through plain arrays; LLVM builds the vectors from them. Used
 //!   where no vector path applies (x86-64 without AVX2, aarch64, others).
-//! - `x86::avx2::Avx2` (x86-64 with AVX2): four particles at a time with 128-bit loads and
-//!   two shuffles per coordinate pair, and the transpose back for the scatter.
-//! - `x86::avx512::Avx512` (x86-64 with AVX-512): the same for eight.
+//! - `x86::avx2::Avx2` and `x86::avx512::Avx512` (x86-64): four or eight particles at a time
+//!   in registers.
 //!
-//! Each reads positions stored as [`DVec3`] ([`Positions`], the collision and fluid passes) or
-//! padded with their inverse masses ([`WeightedPositions`], the constraint batches: one
-//! 32-byte load per particle and a 4 × 4 transpose, see [`super::weighted`]).
+//! The batches read and correct particles padded with their inverse masses
+//! ([`WeightedPositions`]: one 32-byte load per particle and a 4 × 4 transpose in, the
+//! transpose back and one 32-byte read-modify-write out, see [`super::weighted`]). Positions
+//! stored as [`DVec3`] ([`Positions`]: `x_prev` for damping, the collision and fluid passes)
+//! are only gathered, with 128-bit loads of `[x y]` and pairs for `z`.
 //!
 //! A scatter writes only the lanes its `write` bits name: a lane that does not act, a lane past
 //! the end of a short batch (it repeats the last constraint), and pinned particles (`w = 0`,
@@ -37,17 +38,6 @@ pub trait ParticleLanes<S: Real> {
     /// # Safety
     /// Every index is in bounds of `values`.
     unsafe fn gather_values(values: &[f64], index: &[u32; LANES]) -> S;
-    /// Adds lane `l` of `delta` to particle `index[l]` where bit `l` of `write` is set.
-    ///
-    /// # Safety
-    /// Every index is in bounds of `x`, and every particle written is the calling thread's
-    /// alone in this stage (the rules of [`Positions::add_unchecked`]).
-    unsafe fn scatter<P: Positions + ?Sized>(
-        x: &mut P,
-        index: &[u32; LANES],
-        delta: Vec3<S>,
-        write: u32,
-    );
     /// Lane `l` of the pair is the position and the inverse mass of particle `index[l]`.
     ///
     /// # Safety
@@ -84,18 +74,6 @@ impl ParticleLanes<f64> for Scalar {
         unsafe { *values.get_unchecked(index[0] as usize) }
     }
     #[inline(always)]
-    unsafe fn scatter<P: Positions + ?Sized>(
-        x: &mut P,
-        index: &[u32; LANES],
-        delta: Vec3<f64>,
-        write: u32,
-    ) {
-        if write & 1 != 0 {
-            // SAFETY: the caller's promise.
-            unsafe { x.add_unchecked(index[0] as usize, delta.into()) };
-        }
-    }
-    #[inline(always)]
     unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
         x: &W,
         index: &[u32; LANES],
@@ -121,19 +99,6 @@ impl ParticleLanes<f64> for Scalar {
 /// Eight lanes through plain arrays (see the module docs).
 pub struct Portable;
 
-/// Calls `add(l, δ)` with lane `l` of `delta` for every lane whose bit of `write` is set:
-/// the portable scatters. The lanes leave the vector registers once, into arrays (reading a
-/// lane at a run-time index spilled the whole register for every particle written).
-#[inline(always)]
-fn for_each_written(delta: Vec3<F64s>, write: u32, mut add: impl FnMut(usize, DVec3)) {
-    let (dx, dy, dz) = (delta.x.0, delta.y.0, delta.z.0);
-    for l in 0..LANES {
-        if write & (1 << l) != 0 {
-            add(l, DVec3::new(dx[l], dy[l], dz[l]));
-        }
-    }
-}
-
 impl ParticleLanes<F64s> for Portable {
     #[inline(always)]
     unsafe fn gather<P: Positions + ?Sized>(x: &P, index: &[u32; LANES]) -> Vec3<F64s> {
@@ -155,18 +120,6 @@ impl ParticleLanes<F64s> for Portable {
             out[l] = unsafe { *values.get_unchecked(index[l] as usize) };
         }
         F64s(out)
-    }
-    #[inline(always)]
-    unsafe fn scatter<P: Positions + ?Sized>(
-        x: &mut P,
-        index: &[u32; LANES],
-        delta: Vec3<F64s>,
-        write: u32,
-    ) {
-        // SAFETY: the caller's promise.
-        for_each_written(delta, write, |l, d| unsafe {
-            x.add_unchecked(index[l] as usize, d)
-        });
     }
     #[inline(always)]
     unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
@@ -192,9 +145,15 @@ impl ParticleLanes<F64s> for Portable {
         delta: Vec3<F64s>,
         write: u32,
     ) {
-        // SAFETY: the caller's promise.
-        for_each_written(delta, write, |l, d| unsafe {
-            (*x.as_mut_ptr().add(index[l] as usize)).position += d
-        });
+        // The lanes leave the vector registers once, into arrays (reading a lane at a run-time
+        // index spilled the whole register for every particle written).
+        let (dx, dy, dz) = (delta.x.0, delta.y.0, delta.z.0);
+        for l in 0..LANES {
+            if write & (1 << l) != 0 {
+                let d = DVec3::new(dx[l], dy[l], dz[l]);
+                // SAFETY: the caller's promise.
+                unsafe { (*x.as_mut_ptr().add(index[l] as usize)).position += d };
+            }
+        }
     }
 }

@@ -128,8 +128,6 @@ pub trait Positions {
     /// The first particle's position; particle `i` is `len()` positions on, one `DVec3`
     /// (`[f64; 3]`, no padding) each. For the vector loads of [`lane_io`].
     fn as_ptr(&self) -> *const DVec3;
-    /// [`Positions::as_ptr`], for writing under the same rules as [`Positions::add_unchecked`].
-    fn as_mut_ptr(&mut self) -> *mut DVec3;
 }
 
 impl Positions for [DVec3] {
@@ -150,10 +148,6 @@ impl Positions for [DVec3] {
     #[inline(always)]
     fn as_ptr(&self) -> *const DVec3 {
         <[DVec3]>::as_ptr(self)
-    }
-    #[inline(always)]
-    fn as_mut_ptr(&mut self) -> *mut DVec3 {
-        <[DVec3]>::as_mut_ptr(self)
     }
 }
 

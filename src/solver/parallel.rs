@@ -335,11 +335,6 @@ impl crate::constraints::Positions for StageView<'_, glam::DVec3> {
     fn as_ptr(&self) -> *const glam::DVec3 {
         self.pointer
     }
-
-    #[inline(always)]
-    fn as_mut_ptr(&mut self) -> *mut glam::DVec3 {
-        self.pointer
-    }
 }
 
 impl crate::constraints::weighted::WeightedPositions

@@ -1,5 +1,6 @@
 //! Eight `f64` lanes in two AVX2 registers ([`F64x8`]), and the batch's particles moved into
-//! them and back with 128-bit loads and shuffles ([`Avx2`]).
+//! them and back ([`Avx2`]): padded rows by 256-bit loads and 4 × 4 transposes, positions by
+//! 128-bit loads and shuffles.
 //!
 //! Every operation is one instruction per register that IEEE 754 rounds exactly as the scalar
 //! `f64` operation (`vaddpd`, `vdivpd`, `vsqrtpd`, `vroundpd` toward −∞…), so each lane gives
@@ -285,35 +286,6 @@ unsafe fn gather4(base: *const f64, index: &[u32]) -> [__m256d; 3] {
     }
 }
 
-/// Adds lane `l` of `[dx…]`, `[dy…]`, `[dz…]` to particle `index[l]`, `l < 4`, where bit `l`
-/// of `write` is set: the transpose of [`gather4`] for `x` and `y`, `z` lane by lane.
-///
-/// # Safety
-/// As [`gather4`], and every particle written is this thread's alone in this stage.
-#[inline(always)]
-unsafe fn scatter4(base: *mut f64, index: &[u32], [dx, dy, dz]: [__m256d; 3], write: u32) {
-    // SAFETY: the caller's promises.
-    unsafe {
-        let xy02 = _mm256_unpacklo_pd(dx, dy); // x0 y0 x2 y2
-        let xy13 = _mm256_unpackhi_pd(dx, dy); // x1 y1 x3 y3
-        let xy = [
-            _mm256_castpd256_pd128(xy02),
-            _mm256_castpd256_pd128(xy13),
-            _mm256_extractf128_pd::<1>(xy02),
-            _mm256_extractf128_pd::<1>(xy13),
-        ];
-        let mut z = [0.0; 4];
-        _mm256_storeu_pd(z.as_mut_ptr(), dz);
-        for l in 0..4 {
-            if write & (1 << l) != 0 {
-                let at = base.add(3 * index[l] as usize);
-                _mm_storeu_pd(at, _mm_add_pd(_mm_loadu_pd(at), xy[l]));
-                *at.add(2) += z[l];
-            }
-        }
-    }
-}
-
 /// `[x…]`, `[y…]`, `[z…]`, `[w…]` of padded particles `index[0..4]`: one aligned 256-bit load
 /// each (`x y z w`), then a 4 × 4 transpose (`unpacklo`/`unpackhi` in pairs, then the
 /// 128-bit halves).
@@ -389,20 +361,6 @@ impl ParticleLanes<F64x8> for Avx2 {
     unsafe fn gather_values(values: &[f64], index: &[u32; LANES]) -> F64x8 {
         // SAFETY: the caller's promise.
         F64x8::from_lanes(|l| unsafe { *values.get_unchecked(index[l] as usize) })
-    }
-    #[inline(always)]
-    unsafe fn scatter<P: Positions + ?Sized>(
-        x: &mut P,
-        index: &[u32; LANES],
-        delta: Vec3<F64x8>,
-        write: u32,
-    ) {
-        let base = x.as_mut_ptr().cast::<f64>();
-        for h in 0..2 {
-            let d = [delta.x.0[h], delta.y.0[h], delta.z.0[h]];
-            // SAFETY: the caller's promises (bounds, ownership) and the module's (AVX2).
-            unsafe { scatter4(base, &index[4 * h..4 * h + 4], d, write >> (4 * h)) };
-        }
     }
     #[inline(always)]
     unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(

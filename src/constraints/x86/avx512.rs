@@ -1,5 +1,6 @@
 //! Eight `f64` lanes in one AVX-512 register ([`F64x8`], masks in a mask register), and the
-//! batch's particles moved into them and back with 128-bit loads and shuffles ([`Avx512`]).
+//! batch's particles moved into them and back ([`Avx512`]): padded rows by 256-bit loads and
+//! transposes, positions by 128-bit loads and shuffles.
 //!
 //! As in [`super::avx2`], every operation is the one instruction IEEE 754 rounds exactly as
 //! the scalar `f64` operation, so each lane gives the bits the same math gives alone.
@@ -259,39 +260,6 @@ impl ParticleLanes<F64x8> for Avx512 {
     unsafe fn gather_values(values: &[f64], index: &[u32; LANES]) -> F64x8 {
         // SAFETY: the caller's promise.
         F64x8::from_lanes(|l| unsafe { *values.get_unchecked(index[l] as usize) })
-    }
-    #[inline(always)]
-    unsafe fn scatter<P: Positions + ?Sized>(
-        x: &mut P,
-        index: &[u32; LANES],
-        delta: Vec3<F64x8>,
-        write: u32,
-    ) {
-        let base = x.as_mut_ptr().cast::<f64>();
-        // SAFETY: the caller's promises (bounds, ownership) and the module's (AVX-512).
-        unsafe {
-            let even = _mm512_unpacklo_pd(delta.x.0, delta.y.0); // x0 y0 | x2 y2 | x4 y4 | x6 y6
-            let odd = _mm512_unpackhi_pd(delta.x.0, delta.y.0); // x1 y1 | x3 y3 | …
-            let xy = [
-                _mm512_castpd512_pd128(even),
-                _mm512_castpd512_pd128(odd),
-                _mm512_extractf64x2_pd::<1>(even),
-                _mm512_extractf64x2_pd::<1>(odd),
-                _mm512_extractf64x2_pd::<2>(even),
-                _mm512_extractf64x2_pd::<2>(odd),
-                _mm512_extractf64x2_pd::<3>(even),
-                _mm512_extractf64x2_pd::<3>(odd),
-            ];
-            let mut z = [0.0; LANES];
-            delta.z.store(&mut z);
-            for l in 0..LANES {
-                if write & (1 << l) != 0 {
-                    let at = base.add(3 * index[l] as usize);
-                    _mm_storeu_pd(at, _mm_add_pd(_mm_loadu_pd(at), xy[l]));
-                    *at.add(2) += z[l];
-                }
-            }
-        }
     }
     #[inline(always)]
     unsafe fn gather_weighted<W: WeightedPositions + ?Sized>(
