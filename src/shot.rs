@@ -639,13 +639,18 @@ impl<'a> Shot<'a> {
                 }
             }
         }
+        // Where the frames went: frame files, or only their records in the stats log.
+        let frames_in = if resumable {
+            shown_path(&out_dir)
+        } else {
+            format!("{} only", shown_path(&out_dir.join("stats.jsonl")))
+        };
         if !args.quiet {
             let objects = model.objects.len();
             say!(
-                "wrote {written} frames of {objects} object{} to {} in {:.2} s (simulation {:.2} s, \
-                 writing {:.2} s on its own thread, {} threads)",
+                "wrote {written} frames of {objects} object{} to {frames_in} in {:.2} s \
+                 (simulation {:.2} s, writing {:.2} s on its own thread, {} threads)",
                 if objects == 1 { "" } else { "s" },
-                shown_path(&out_dir),
                 start.elapsed().as_secs_f64(),
                 simulation.as_secs_f64(),
                 report.busy.as_secs_f64(),
@@ -658,11 +663,10 @@ impl<'a> Shot<'a> {
         }
         // Printed even with --quiet: it is why the exit code is 3.
         say!(
-            "error: the cache breaks {} of {} quality gate{}; all {written} frames were written to {}",
+            "error: the cache breaks {} of {} quality gate{}; all {written} frames were written to {frames_in}",
             broken.len(),
             gate_results.len(),
             if gate_results.len() == 1 { "" } else { "s" },
-            shown_path(&out_dir)
         );
         for gate in broken {
             say!(

@@ -160,6 +160,25 @@ fn names_follow_start_frame_and_template() {
     assert!((frames[1]["time"].as_f64().unwrap() - 1.0 / 24.0).abs() < 1e-15);
 }
 
+/// The closing lines say where the frames went: into the output directory, or with
+/// `--no-output` into the stats log only (a broken gate prints them even with `--quiet`).
+#[test]
+fn the_closing_line_says_where_the_frames_went() {
+    let ws = Workspace::new();
+    let gate = ["--gate", "max_speed=1e-9"];
+    let output = ws.run(CLOTH, &[&["--no-output"], &gate[..]].concat());
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stats = ws.out().join("stats.jsonl");
+    let only = format!("frames were written to {} only\n", stats.display());
+    assert!(stderr.contains(&only), "{stderr}");
+    let output = ws.run(CLOTH, &gate);
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let files = format!("frames were written to {}\n", ws.out().display());
+    assert!(stderr.contains(&files), "{stderr}");
+}
+
 #[test]
 fn no_output_writes_only_the_stats_log_with_every_record() {
     let ws = Workspace::new();
