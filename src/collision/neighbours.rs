@@ -12,6 +12,14 @@ use crate::constraints::lanes::{Real, LANES};
 use glam::DVec3;
 use std::ops::Range;
 
+/// What the queries of [`append`] are: particles of the hash, each left out of its own
+/// list, or other points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Query {
+    Particles,
+    Points,
+}
+
 /// The neighbour lists of a run of particles.
 #[derive(Debug, Default, Clone)]
 pub struct NeighbourLists {
@@ -41,7 +49,22 @@ impl NeighbourLists {
     /// Appends the lists of `particles`: every other particle hashed in `hash` closer than
     /// `radius`, ascending, on [`SimdPath::chosen`](crate::constraints::batch::SimdPath::chosen).
     pub fn append(&mut self, particles: &[u32], x: &[DVec3], hash: &SpatialHash, radius: f64) {
-        append(self, particles, x, hash, radius);
+        append(self, particles, x, hash, radius, Query::Particles);
+    }
+
+    /// Rebuilds the lists as those of the points `points[k]` for `k` in `queries`: every
+    /// particle hashed in `hash` closer than `radius` to the point, ascending (points that
+    /// are not particles, such as a surface's vertices: none is left out as the point
+    /// itself).
+    pub fn build_for_points(
+        &mut self,
+        queries: &[u32],
+        points: &[DVec3],
+        hash: &SpatialHash,
+        radius: f64,
+    ) {
+        self.clear();
+        append(self, queries, points, hash, radius, Query::Points);
     }
 
     /// The neighbours of the `k`-th particle of the share.
@@ -52,13 +75,15 @@ impl NeighbourLists {
 }
 
 lane_passes! {
-    /// [`NeighbourLists::append`].
+    /// [`NeighbourLists::append`] and [`NeighbourLists::build_for_points`]: the lists of the
+    /// points `x[q]` for `q` in `queries`, as `query` says.
     fn append(
         lists: &mut NeighbourLists,
-        particles: &[u32],
+        queries: &[u32],
         x: &[DVec3],
         hash: &SpatialHash,
         radius: f64,
+        query: Query,
     );
     /// [`append`] on `path`.
     fn append_on / append_avx2 / append_avx512 = append_with;
@@ -77,10 +102,11 @@ lane_passes! {
 )]
 fn append_with<S: Real, IO: ParticleLanes<S>>(
     lists: &mut NeighbourLists,
-    particles: &[u32],
+    queries: &[u32],
     x: &[DVec3],
     hash: &SpatialHash,
     radius: f64,
+    query: Query,
 ) {
     let r2 = S::splat(radius * radius);
     let reach = DVec3::splat(radius);
@@ -90,8 +116,14 @@ fn append_with<S: Real, IO: ParticleLanes<S>>(
         hash.coordinates(1),
         hash.coordinates(2),
     );
-    for &i in particles {
+    for &i in queries {
         let xi = x[i as usize];
+        // No particle is left out for a point: `u32::MAX` is no particle's index.
+        let own = if query == Query::Particles {
+            i
+        } else {
+            u32::MAX
+        };
         let (px, py, pz) = (S::splat(xi.x), S::splat(xi.y), S::splat(xi.z));
         lists.candidates.clear();
         hash.buckets_near(xi - reach, xi + reach, &mut lists.buckets);
@@ -108,7 +140,7 @@ fn append_with<S: Real, IO: ParticleLanes<S>>(
                 let held = (bucket.end - start).min(LANES);
                 for l in known_lanes(S::mask_bits(near), held) {
                     let j = entries[start + l];
-                    if j != i {
+                    if j != own {
                         lists.candidates.push(j);
                     }
                 }
@@ -153,6 +185,10 @@ mod tests {
         let hash = SpatialHash::build(&x, &all, radius);
         let mut whole = NeighbourLists::default();
         whole.build(&all, &x, &hash, radius);
+        // The same lists asked for the particles' positions as points keep each particle in
+        // its own list.
+        let mut points = NeighbourLists::default();
+        points.build_for_points(&all, &x, &hash, radius);
         let (mut first, mut second) = (NeighbourLists::default(), NeighbourLists::default());
         first.build(&all[..250], &x, &hash, radius);
         second.build(&all[250..], &x, &hash, radius);
@@ -161,6 +197,9 @@ mod tests {
                 .filter(|&j| j as usize != i && x[i].distance(x[j as usize]) < radius)
                 .collect();
             assert_eq!(whole.of(i), &expected[..], "particle {i}");
+            let mut with_itself = expected.clone();
+            with_itself.insert(expected.partition_point(|&j| (j as usize) < i), i as u32);
+            assert_eq!(points.of(i), &with_itself[..], "point {i}");
             let split = if i < 250 {
                 first.of(i)
             } else {
@@ -200,7 +239,7 @@ mod tests {
         for path in crate::constraints::batch::SimdPath::available() {
             let mut lists = NeighbourLists::default();
             lists.clear();
-            append_on(path, &mut lists, &all, &x, &hash, radius);
+            append_on(path, &mut lists, &all, &x, &hash, radius, Query::Particles);
             for i in 0..x.len() {
                 let expected: Vec<u32> = (0..x.len() as u32)
                     .filter(|&j| j as usize != i && within(i, j as usize))

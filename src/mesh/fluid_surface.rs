@@ -28,11 +28,13 @@
 //! The velocity interpolation is parallel but per vertex, each vertex's sum over an R-tree
 //! built from the same input in the same order.
 
+use crate::collision::neighbours::NeighbourLists;
+use crate::collision::spatial_hash::SpatialHash;
 use crate::model::ObjectLayout;
 use anyhow::{anyhow, bail, Context, Result};
 use glam::DVec3;
+use rayon::prelude::*;
 use splashsurf_lib::nalgebra::Vector3;
-use splashsurf_lib::sph_interpolation::SphInterpolator;
 use splashsurf_lib::{GridDecompositionParameters, Parameters, SpatialDecomposition};
 
 /// Splashsurf's iso-surface threshold: the surface is where the interpolated density is this
@@ -100,22 +102,9 @@ impl Reconstruction {
             .filter(|d| d.len() == particles.len())
             .ok_or_else(|| anyhow!("surface reconstruction returned no particle densities"))?;
         let mass = parameters.rest_density * self.spacing.powi(3);
-        let interpolator = SphInterpolator::new(
-            &particles,
-            densities,
-            mass,
-            parameters.compact_support_radius,
-        );
-        let velocities: Vec<Vector3<f64>> = v.iter().map(|u| Vector3::new(u.x, u.y, u.z)).collect();
-        let at: Vec<Vector3<f64>> = (mesh.positions.iter())
-            .map(|p| Vector3::new(p.x, p.y, p.z))
-            .collect();
-        mesh.velocities = interpolator
-            .interpolate_vector_quantity(&velocities, &at, true)
-            .iter()
-            .map(|u| DVec3::new(u.x, u.y, u.z))
-            .map(|u| if u.is_finite() { u } else { DVec3::ZERO })
-            .collect();
+        let volumes: Vec<f64> = densities.iter().map(|&rho| mass / rho).collect();
+        let support = parameters.compact_support_radius;
+        mesh.velocities = velocities_at(&mesh.positions, x, v, &volumes, support);
         Ok(mesh)
     }
 
@@ -131,6 +120,70 @@ impl Reconstruction {
                 auto_disable: false,
             });
         parameters
+    }
+}
+
+/// Surface vertices whose velocities one task interpolates ([`velocities_at`]).
+const VERTEX_CHUNK: usize = 1024;
+
+/// The particles' velocity at each of `points`: their SPH average with first-order (Shepard)
+/// correction, `v(x) = Σ_j V_j v_j W_j / Σ_j V_j W_j`, `W_j = W(|x − x_j|, h)` over the
+/// particles `x_j` closer than the compact support `h`, with volumes `V_j` (the mass over
+/// splashsurf's density). `W` is splashsurf's cubic spline ([`cubic_spline`]); its
+/// normalisation cancels in the ratio and is left out. A point with no particle within `h`
+/// (or a non-finite sum) gets zero.
+///
+/// The particles within `h` come from the solver's own hash and neighbour lists
+/// ([`NeighbourLists::build_for_points`]), ascending, so each sum runs in one order whatever
+/// the threads. Splashsurf's `SphInterpolator` does the same sum through an R-tree query per
+/// point, about 1.4 µs each: a third of the dam break's surface time (docs/benchmarks.md,
+/// "Issue 13: fluid surface velocities from the solver's hash").
+fn velocities_at(
+    points: &[DVec3],
+    x: &[DVec3],
+    v: &[DVec3],
+    volumes: &[f64],
+    h: f64,
+) -> Vec<DVec3> {
+    let all: Vec<u32> = (0..x.len() as u32).collect();
+    let hash = SpatialHash::build(x, &all, h);
+    let mut velocities = vec![DVec3::ZERO; points.len()];
+    let queries: Vec<u32> = (0..points.len() as u32).collect();
+    (velocities.par_chunks_mut(VERTEX_CHUNK))
+        .zip(queries.par_chunks(VERTEX_CHUNK))
+        .for_each(|(out, queries)| {
+            let mut lists = NeighbourLists::default();
+            lists.build_for_points(queries, points, &hash, h);
+            for (k, (out, &point)) in out.iter_mut().zip(queries).enumerate() {
+                let (mut sum, mut weight) = (DVec3::ZERO, 0.0);
+                for &j in lists.of(k) {
+                    let j = j as usize;
+                    let w = volumes[j] * cubic_spline(points[point as usize].distance(x[j]), h);
+                    sum += w * v[j];
+                    weight += w;
+                }
+                let average = sum / weight;
+                *out = if average.is_finite() {
+                    average
+                } else {
+                    DVec3::ZERO
+                };
+            }
+        });
+    velocities
+}
+
+/// The cubic spline kernel of compact support `h` (Monaghan 1992; splashsurf's
+/// `CubicSplineKernel`) at distance `r`, without its normalisation `8/(π h³)`:
+/// with `q = 2r/h`, `1 − 3/2 q² + 3/4 q³` below 1, `(2 − q)³/4` from 1 to 2, zero beyond.
+fn cubic_spline(r: f64, h: f64) -> f64 {
+    let q = 2.0 * r / h;
+    if q < 1.0 {
+        1.0 - 1.5 * q * q + 0.75 * q * q * q
+    } else if q < 2.0 {
+        0.25 * (2.0 - q).powi(3)
+    } else {
+        0.0
     }
 }
 
@@ -317,6 +370,54 @@ mod tests {
         assert_closed(&one); // across the subdomains' seams too
         assert_eq!(one, on(2));
         assert_eq!(one, on(3));
+    }
+
+    /// The velocities at points agree with splashsurf's `SphInterpolator`, the same sum
+    /// through an R-tree, to rounding: inside a jittered block, at its faces and corners,
+    /// and beside it; a point out of every particle's reach gets zero.
+    #[test]
+    fn velocities_at_points_are_splashsurfs_sph_average() {
+        use splashsurf_lib::sph_interpolation::SphInterpolator;
+        let s = 0.05;
+        let x: Vec<DVec3> = (block(8, s, DVec3::ZERO).iter().enumerate())
+            .map(|(k, &p)| p + 0.2 * s * DVec3::new((k as f64).sin(), (1.3 * k as f64).cos(), 0.0))
+            .collect();
+        let v: Vec<DVec3> = (x.iter())
+            .map(|p| DVec3::new(p.y * p.z, 1.0 - p.x, (7.0 * p.x).sin()))
+            .collect();
+        let volumes: Vec<f64> = (0..x.len())
+            .map(|k| 1e-4 * (1.0 + 0.3 * (k % 5) as f64))
+            .collect();
+        let h = 2.0 * s;
+        let points: Vec<DVec3> = (0..300)
+            .map(|k| DVec3::new((k % 10) as f64, ((k / 10) % 10) as f64, (k / 100) as f64) * 0.05)
+            .map(|p| p - DVec3::splat(0.06))
+            .chain([DVec3::splat(5.0)])
+            .collect();
+        let ours = velocities_at(&points, &x, &v, &volumes, h);
+        let vector = |p: &DVec3| Vector3::new(p.x, p.y, p.z);
+        let particles: Vec<_> = x.iter().map(vector).collect();
+        // Splashsurf takes densities and a mass: volume V = m / ρ.
+        let densities: Vec<f64> = volumes.iter().map(|volume| 1.0 / volume).collect();
+        let reference = SphInterpolator::new(&particles, &densities, 1.0, h);
+        let velocities: Vec<_> = v.iter().map(vector).collect();
+        let at: Vec<_> = points.iter().map(vector).collect();
+        let theirs = reference.interpolate_vector_quantity(&velocities, &at, true);
+        let mut compared = 0;
+        for ((ours, theirs), point) in ours.iter().zip(&theirs).zip(&points) {
+            let theirs = DVec3::new(theirs.x, theirs.y, theirs.z);
+            if theirs.is_finite() {
+                assert!(
+                    (*ours - theirs).length() <= 1e-12 * theirs.length().max(1.0),
+                    "{point}"
+                );
+                compared += 1;
+            } else {
+                assert_eq!(*ours, DVec3::ZERO, "{point}: no particle within reach");
+            }
+        }
+        assert!(compared > 250, "{compared} points with particles near");
+        assert_eq!(ours[300], DVec3::ZERO, "far from every particle");
     }
 
     #[test]
