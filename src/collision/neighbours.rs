@@ -2,7 +2,8 @@
 //! particle's neighbours within the kernel radius, found through the [`SpatialHash`] and kept
 //! in ascending particle order, so each sum over them runs in one order whatever the number
 //! of threads. Lists are built for a contiguous share of the particles at a time; the shares
-//! joined in order are the lists of the whole block.
+//! joined in order are the lists of the whole block. The same search lists the particles
+//! near other points, a fluid surface's vertices ([`NeighbourLists::build_for_points`]).
 
 use super::edge_sides::known_lanes;
 use super::spatial_hash::SpatialHash;
@@ -12,8 +13,9 @@ use crate::constraints::lanes::{Real, LANES};
 use glam::DVec3;
 use std::ops::Range;
 
-/// What the queries of [`append`] are: particles of the hash, each left out of its own
-/// list, or other points.
+/// What the queries of a neighbour search are: particles of the hash, each left out of its
+/// own list ([`NeighbourLists::append`]), or other points
+/// ([`NeighbourLists::build_for_points`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Query {
     Particles,

@@ -16,7 +16,8 @@
 //!
 //! Surface vertices get the particles' velocities by SPH interpolation with first-order
 //! (Shepard) correction, `v(x) = Σ_j V_j v_j W_j / Σ_j V_j W_j`, so renderers blur the surface
-//! with the water's motion, not with how the mesh is re-extracted from frame to frame.
+//! with the water's motion, not with how the mesh is re-extracted from frame to frame
+//! ([`velocities_at`]: splashsurf's sum, over the solver's own neighbour search).
 //!
 //! Threads and determinism: the library runs on the calling thread pool with its uniform-grid
 //! spatial decomposition always on (subdomains of [`SUBDOMAIN_CUBES`]³ cubes). That path is the
@@ -25,8 +26,8 @@
 //! (measured: 1, 2, 4 threads and single-threaded give one mesh once rounded to the `f32` the
 //! caches store, [`in_canonical_order`]). Its global path
 //! (no decomposition) is not: multithreaded it sums and numbers in a thread-dependent order.
-//! The velocity interpolation is parallel but per vertex, each vertex's sum over an R-tree
-//! built from the same input in the same order.
+//! The velocity interpolation is parallel but per vertex, each vertex's sum over its
+//! particles in ascending order.
 
 use crate::collision::neighbours::NeighbourLists;
 use crate::collision::spatial_hash::SpatialHash;
