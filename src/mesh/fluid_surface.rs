@@ -156,10 +156,11 @@ fn velocities_at(
             let mut lists = NeighbourLists::default();
             lists.build_for_points(queries, points, &hash, h);
             for (k, (out, &point)) in out.iter_mut().zip(queries).enumerate() {
+                let at = points[point as usize];
                 let (mut sum, mut weight) = (DVec3::ZERO, 0.0);
                 for &j in lists.of(k) {
                     let j = j as usize;
-                    let w = volumes[j] * cubic_spline(points[point as usize].distance(x[j]), h);
+                    let w = volumes[j] * cubic_spline(at.distance(x[j]), h);
                     sum += w * v[j];
                     weight += w;
                 }

@@ -453,7 +453,6 @@ impl Solver {
         let particles = &mut model.particles;
         let moving_meshes = (model.colliders.iter())
             .any(|c| c.mesh.is_some() && crate::collision::tessellate::moves(c));
-        let has_batched_kinds = !self.weighted.is_empty();
         let frame = Frame {
             substeps: range,
             frame_time: self.time,
@@ -496,7 +495,6 @@ impl Solver {
             first_bad: AtomicUsize::new(usize::MAX),
             x: SharedSlice::new(&mut particles.x),
             weighted: SharedSlice::new(&mut self.weighted),
-            has_batched_kinds,
             x_prev: SharedSlice::new(&mut particles.x_prev),
             v: SharedSlice::new(&mut particles.v),
             inv_mass: &particles.inv_mass,
@@ -641,10 +639,9 @@ struct Frame<'a> {
     first_bad: AtomicUsize,
     x: SharedSlice<'a, DVec3>,
     /// The positions with their inverse masses, as the constraint kinds read them during the
-    /// XPBD sweeps ([`Solver::weighted`]).
+    /// XPBD sweeps ([`Solver::weighted`]); empty where no object has a coloured kind or
+    /// tethers, or Projective Dynamics replaces the sweeps.
     weighted: SharedSlice<'a, WeightedPosition>,
-    /// Whether any coloured kind or tether has constraints (the sweeps then use `weighted`).
-    has_batched_kinds: bool,
     x_prev: SharedSlice<'a, DVec3>,
     v: SharedSlice<'a, DVec3>,
     inv_mass: &'a [f64],

@@ -104,9 +104,9 @@ impl Frame<'_> {
 
     /// Copies this thread's share of the positions and inverse masses into the padded
     /// particles the constraint kinds read, then waits for the others. Nothing to do (and no
-    /// wait) where no object has a coloured kind or tethers.
+    /// wait) where the sweeps keep no padded copy ([`Frame::weighted`] empty).
     fn pack_weighted(&self, t: usize) {
-        if !self.has_batched_kinds {
+        if self.weighted.is_empty() {
             return;
         }
         let share = share(0..self.x.len(), t, self.threads);
@@ -125,7 +125,7 @@ impl Frame<'_> {
     /// Copies this thread's share of the padded particles' positions back, then waits for the
     /// others (see [`Frame::pack_weighted`]).
     fn unpack_weighted(&self, t: usize) {
-        if !self.has_batched_kinds {
+        if self.weighted.is_empty() {
             return;
         }
         let share = share(0..self.x.len(), t, self.threads);
