@@ -8,7 +8,7 @@ use anyhow::{anyhow, Context};
 use std::path::Path;
 use xpbd_sim::diff::{compare_caches, DiffReport, Side};
 use xpbd_sim::gates::limits;
-use xpbd_sim::model::kind_counts;
+use xpbd_sim::model::{kind_counts, Model, ObjectLayout};
 use xpbd_sim::output::clobber::refuse_writing_over_inputs;
 use xpbd_sim::quote::shown_path;
 use xpbd_sim::scene::build::{build, human_bytes, Built};
@@ -235,6 +235,17 @@ pub fn prepare(
     })
 }
 
+/// `writeln!` into the `check` report (a `String`), ignoring its result.
+macro_rules! outln {
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+/// `check`: the scene read, validated and built as `run` would, then described on standard
+/// output: its objects, colliders and constraints, the quality gates, a memory estimate for
+/// `run`, and the warnings.
 fn check(path: &Path) -> Result<(), Failure> {
     let Prepared {
         scene,
@@ -243,14 +254,8 @@ fn check(path: &Path) -> Result<(), Failure> {
     } = prepare(path, &[], |_| {})?;
     let out_dir = scene.base_dir.join(&scene.file.output.dir);
     refuse_writing_over_inputs(&scene, &out_dir).map_err(Failure::Input)?;
-    use std::fmt::Write as _;
     // Written in one piece at the end, ignoring a closed pipe (`xpbd-sim check … | head`).
     let mut out = String::new();
-    macro_rules! outln {
-        ($out:expr, $($arg:tt)*) => {{
-            let _ = writeln!($out, $($arg)*);
-        }};
-    }
     let model = &built.model;
     outln!(
         out,
@@ -259,96 +264,125 @@ fn check(path: &Path) -> Result<(), Failure> {
         scene.sha256
     );
     for object in &model.objects {
-        let topology = &object.topology;
-        let owns = |first_particle: u32| object.particles.contains(&(first_particle as usize));
-        let in_block =
-            |particles: &mut dyn Iterator<Item = u32>| particles.filter(|&p| owns(p)).count();
-        let counts = [
-            (
-                "stretch",
-                in_block(&mut model.stretch.items.iter().map(|c| c.particles[0])),
-            ),
-            (
-                "tets",
-                in_block(&mut model.tets.items.iter().map(|c| c.particles[0])),
-            ),
-            (
-                "bending",
-                in_block(&mut model.bending.items.iter().map(|c| c.particles[0])),
-            ),
-            (
-                "isometric_bending",
-                in_block(&mut model.isometric_bending.items.iter().map(|c| c.particles[0])),
-            ),
-            (
-                "rope_bending",
-                in_block(&mut model.rope_bending.items.iter().map(|c| c.particles[0])),
-            ),
-            (
-                "volume",
-                model
-                    .volumes
-                    .iter()
-                    .filter(|v| v.particles == object.particles)
-                    .count(),
-            ),
-            (
-                "shape_matching",
-                model
-                    .shape_matching
-                    .iter()
-                    .filter(|c| c.particles == object.particles)
-                    .count(),
-            ),
-            (
-                "long_range",
-                in_block(&mut model.long_range.items.iter().map(|c| c.particles[0])),
-            ),
-        ];
-        let listed: Vec<String> = counts
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(kind, n)| format!("{kind} {n}"))
-            .collect();
-        outln!(
-            out,
-            "object {}: {} particles ({} pinned), {} faces ({} triangles), {} line segments{}",
-            object.name,
-            object.particles.len(),
-            object.pinned,
-            topology.face_count(),
-            object.triangles.len(),
-            topology.segments.len(),
-            if object.collide { "" } else { ", collide off" }
-        );
-        outln!(
-            out,
-            "  constraints: {}",
-            if listed.is_empty() {
-                "none".to_string()
-            } else {
-                listed.join(", ")
-            }
-        );
-        if let Some(render) = &object.render {
-            let mesh = &render.mesh;
-            outln!(
-                out,
-                "  render mesh {}: {} vertices, {} faces, bound to the object's triangles",
-                xpbd_sim::model::render_name(&object.name),
-                mesh.positions.len(),
-                mesh.face_count()
-            );
-        }
-        if let Some(surface) = &object.fluid_surface {
-            outln!(
-                out,
-                "  surface {}: reconstructed every frame, marching cubes of {} m",
-                xpbd_sim::model::surface_name(&object.name),
-                surface.spacing / surface.resolution
-            );
+        describe_object(&mut out, model, object);
+    }
+    describe_totals(&mut out, model);
+    describe_run_limits(&mut out, &scene.file, model);
+    if warnings.is_empty() {
+        outln!(out, "warnings: none");
+    } else {
+        outln!(out, "warnings:");
+        for warning in &warnings {
+            outln!(out, "  {warning}");
         }
     }
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    Ok(())
+}
+
+/// The `check` lines of one object: its particles, faces and segments, its constraints by
+/// kind, and its render mesh and fluid surface when it has them.
+fn describe_object(out: &mut String, model: &Model, object: &ObjectLayout) {
+    let topology = &object.topology;
+    let listed: Vec<String> = object_constraint_counts(model, object)
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, n)| format!("{kind} {n}"))
+        .collect();
+    outln!(
+        out,
+        "object {}: {} particles ({} pinned), {} faces ({} triangles), {} line segments{}",
+        object.name,
+        object.particles.len(),
+        object.pinned,
+        topology.face_count(),
+        object.triangles.len(),
+        topology.segments.len(),
+        if object.collide { "" } else { ", collide off" }
+    );
+    outln!(
+        out,
+        "  constraints: {}",
+        if listed.is_empty() {
+            "none".to_string()
+        } else {
+            listed.join(", ")
+        }
+    );
+    if let Some(render) = &object.render {
+        let mesh = &render.mesh;
+        outln!(
+            out,
+            "  render mesh {}: {} vertices, {} faces, bound to the object's triangles",
+            xpbd_sim::model::render_name(&object.name),
+            mesh.positions.len(),
+            mesh.face_count()
+        );
+    }
+    if let Some(surface) = &object.fluid_surface {
+        outln!(
+            out,
+            "  surface {}: reconstructed every frame, marching cubes of {} m",
+            xpbd_sim::model::surface_name(&object.name),
+            surface.spacing / surface.resolution
+        );
+    }
+}
+
+/// The constraints of each kind that belong to `object`: a coloured kind's by their first
+/// particle, volumes and shape-matching clusters by spanning exactly the object's particles.
+fn object_constraint_counts(model: &Model, object: &ObjectLayout) -> [(&'static str, usize); 8] {
+    let owns = |first_particle: u32| object.particles.contains(&(first_particle as usize));
+    let in_block =
+        |particles: &mut dyn Iterator<Item = u32>| particles.filter(|&p| owns(p)).count();
+    [
+        (
+            "stretch",
+            in_block(&mut model.stretch.items.iter().map(|c| c.particles[0])),
+        ),
+        (
+            "tets",
+            in_block(&mut model.tets.items.iter().map(|c| c.particles[0])),
+        ),
+        (
+            "bending",
+            in_block(&mut model.bending.items.iter().map(|c| c.particles[0])),
+        ),
+        (
+            "isometric_bending",
+            in_block(&mut model.isometric_bending.items.iter().map(|c| c.particles[0])),
+        ),
+        (
+            "rope_bending",
+            in_block(&mut model.rope_bending.items.iter().map(|c| c.particles[0])),
+        ),
+        (
+            "volume",
+            model
+                .volumes
+                .iter()
+                .filter(|v| v.particles == object.particles)
+                .count(),
+        ),
+        (
+            "shape_matching",
+            model
+                .shape_matching
+                .iter()
+                .filter(|c| c.particles == object.particles)
+                .count(),
+        ),
+        (
+            "long_range",
+            in_block(&mut model.long_range.items.iter().map(|c| c.particles[0])),
+        ),
+    ]
+}
+
+/// The `check` lines of the whole model: its colliders, its constraints by kind and how many
+/// colours each coloured kind is solved in.
+fn describe_totals(out: &mut String, model: &Model) {
     for collider in &model.colliders {
         outln!(out, "collider {}: {collider}", collider.name);
     }
@@ -368,18 +402,19 @@ fn check(path: &Path) -> Result<(), Failure> {
         model.rope_bending.colours.len(),
         model.long_range.colours.len()
     );
-    let gates = limits(&scene.file.gates);
+}
+
+/// The `check` lines of what `run` is held to and needs: the quality gates and the memory
+/// estimate of its peak.
+fn describe_run_limits(out: &mut String, file: &SceneFile, model: &Model) {
+    let gates = limits(&file.gates);
     if gates.is_empty() {
         outln!(out, "gates: none");
     }
     for (gate, limit) in gates {
         outln!(out, "gate {} <= {limit} ({})", gate.name(), gate.unit());
     }
-    let memory = xpbd_sim::memory::estimate(
-        model,
-        &scene.file.output.formats,
-        scene.file.simulation.frames,
-    );
+    let memory = xpbd_sim::memory::estimate(model, &file.output.formats, file.simulation.frames);
     outln!(
         out,
         "memory estimate: {} peak for `run` (model and solver {}, frame output {}, program {})",
@@ -388,17 +423,6 @@ fn check(path: &Path) -> Result<(), Failure> {
         human_bytes(memory.output as u64),
         human_bytes(memory.program as u64)
     );
-    if warnings.is_empty() {
-        outln!(out, "warnings: none");
-    } else {
-        outln!(out, "warnings:");
-        for warning in &warnings {
-            outln!(out, "  {warning}");
-        }
-    }
-    use std::io::Write as _;
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
-    Ok(())
 }
 
 fn run(args: &RunArgs) -> Result<Outcome, Failure> {
