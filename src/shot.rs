@@ -1,82 +1,30 @@
 //! One `run`: a shot driven from start to finish. [`Shot::start`] prepares the output
 //! directory, the solver (restored from a checkpoint with `--resume`), the stats log and the
-//! writer thread; [`Shot::step_frames`] runs the frame loop (checkpoints, signals, progress);
-//! [`Shot::finish`] writes the summary record and maps the ending to its exit code. Progress
-//! output lives here and in `app.rs` only.
+//! writer thread ([`start`]); [`Shot::step_frames`] runs the frame loop (checkpoints, signals,
+//! progress); [`Shot::finish`] writes the summary record and maps the ending to its exit code.
+//! Progress output lives in this module and in `app.rs` only.
+
+mod start;
 
 use crate::app::{Failure, Outcome, Prepared};
 use crate::cli::RunArgs;
 use crate::signals::{Stop, StopRequests};
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use xpbd_sim::gates::{GateResult, GateTracker};
 use xpbd_sim::mesh::fluid_surface::reconstruct_all;
 use xpbd_sim::model::{kind_counts, Model};
 use xpbd_sim::output::checkpoint;
-use xpbd_sim::output::clobber::refuse_writing_over_inputs;
-use xpbd_sim::output::durable::check_writable;
-use xpbd_sim::output::frame::{FrameOptions, FrameWriter};
-use xpbd_sim::output::lock::{FolderLock, LockError};
-use xpbd_sim::output::preview::PreviewShot;
-use xpbd_sim::output::stage::StageOptions;
-use xpbd_sim::output::stats::{peak_memory_bytes, rfc3339_utc, to_line, StatsLog};
+use xpbd_sim::output::lock::FolderLock;
+use xpbd_sim::output::stats::{peak_memory_bytes, to_line};
 use xpbd_sim::output::writer::BackgroundWriter;
 use xpbd_sim::quote::shown_path;
-use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
 use xpbd_sim::solver::step::{Divergence, Solver};
-
-#[derive(Serialize)]
-struct RunRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    version: &'static str,
-    scene: String,
-    /// The scene file's absolute path (`xpbd-sim preview DIR` rebuilds the scene from it
-    /// wherever it is run).
-    scene_absolute: String,
-    scene_sha256: &'a str,
-    output_dir: String,
-    settings: &'a SceneFile,
-    threads: usize,
-    /// The SIMD path of the constraint batches (`SimdPath::name`); the same bits on any.
-    simd: &'static str,
-    particles: usize,
-    objects: Vec<ObjectCount>,
-    constraints: std::collections::BTreeMap<&'static str, usize>,
-    start_time: String,
-    /// The process writing the cache (named when another run is refused the folder).
-    pid: u32,
-}
-
-/// The record a resumed run appends after the kept records of the interrupted one.
-#[derive(Serialize)]
-struct ResumeRecord {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    checkpoint: String,
-    /// The last frame the checkpoint holds; the run continues with the next.
-    after_frame: u64,
-    /// Newer checkpoints passed over as damaged, each with why.
-    damaged_checkpoints: Vec<String>,
-    threads: usize,
-    /// As in [`RunRecord`].
-    simd: &'static str,
-    start_time: String,
-}
-
-#[derive(Serialize)]
-struct ObjectCount {
-    name: String,
-    particles: usize,
-    /// Tetrahedral objects: the node each written vertex is (docs/output-format.md).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    written_nodes: Option<Vec<u32>>,
-}
 
 #[derive(Serialize)]
 struct FrameRecord<'a> {
@@ -183,218 +131,7 @@ pub struct Ending {
     frame_failed: Option<anyhow::Error>,
 }
 
-impl<'a> Shot<'a> {
-    /// Everything before the first frame: output directory, solver (restored with `--resume`),
-    /// stats log with its `run` or `resume` record, signal handlers, writer thread.
-    pub fn start(args: &'a RunArgs, prepared: Prepared, start: Instant) -> Result<Self, Failure> {
-        let Prepared {
-            scene,
-            built,
-            warnings,
-        } = prepared;
-        if !args.quiet {
-            for warning in &warnings {
-                say!("warning: {warning}");
-            }
-        }
-        let file = &scene.file;
-        let out_dir = match &args.out {
-            Some(dir) => dir.clone(),
-            None => scene.base_dir.join(&file.output.dir),
-        };
-        // The solver's threads meet between every colour: more threads than cores only wait for
-        // each other, so use at most one per core. The output is the same for any count.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let threads = match file.simulation.threads as usize {
-            0 => cores,
-            n if n > cores => {
-                if !args.quiet {
-                    say!("warning: {n} threads asked for, {cores} cores here: using {cores} (the output is the same)");
-                }
-                cores
-            }
-            n => n,
-        };
-
-        let stage = StageOptions::for_shot(&scene, &built.model);
-        let mut files = FrameWriter::new(FrameOptions::for_scene(file, out_dir.clone(), stage));
-        let settings_json = serde_json::to_value(file)
-            .context("cannot encode the settings")
-            .map_err(Failure::Run)?;
-        let fingerprint = checkpoint::fingerprint(&settings_json, &scene.sha256);
-        let frames = file.simulation.frames;
-        let start_frame = file.simulation.start_frame;
-        let stats_path = out_dir.join(&file.output.stats);
-        let model = built.model;
-        refuse_writing_over_inputs(&scene, &out_dir).map_err(Failure::Input)?;
-        let constraint_counts = kind_counts(&model).into_iter().collect();
-        let object_counts: Vec<ObjectCount> = model
-            .objects
-            .iter()
-            .map(|o| ObjectCount {
-                name: o.name.clone(),
-                particles: o.particles.len(),
-                written_nodes: (!o.topology.tets.is_empty())
-                    .then(|| xpbd_sim::output::surface::Surface::new(o, None).source),
-            })
-            .collect();
-        let particle_count = model.particles.len();
-        let mut gates = GateTracker::new(
-            &file.gates,
-            model.objects.iter().map(|o| o.name.clone()).collect(),
-        );
-        let mut solver = Solver::new(model, threads).map_err(Failure::Run)?;
-        // With --resume: the checkpoint to continue from, checked before anything is written.
-        // A frame counts as done when its files are there and the stats log has its record
-        // (written after the files): a kill between the two leaves the frame to be redone.
-        let resumed = if args.resume {
-            let recorded = StatsLog::recorded_frames(&stats_path).map_err(Failure::Input)?;
-            let spooled = files.spooled_frames(&solver.model.objects);
-            let found = checkpoint::newest_usable(&out_dir, &fingerprint, |frame| {
-                frame - start_frame < spooled
-                    && (start_frame..=frame).all(|f| {
-                        recorded.contains(&f) && files.frame_on_disk(&solver.model.objects, f)
-                    })
-            })
-            .map_err(Failure::Input)?;
-            let Some(checkpoint::Usable {
-                path,
-                frame,
-                state,
-                damaged,
-            }) = found
-            else {
-                return Err(Failure::Input(anyhow!(
-                    "nothing to resume in {}: no checkpoint whose frames are all done (checkpoints \
-                     are written every output.checkpoint_every = {} frames into {})",
-                    shown_path(&out_dir),
-                    file.output.checkpoint_every,
-                    shown_path(&checkpoint::directory(&out_dir))
-                )));
-            };
-            if !args.quiet {
-                for why in &damaged {
-                    say!(
-                        "warning: {why}; resuming from the older {}",
-                        shown_path(&path)
-                    );
-                }
-            }
-            solver
-                .restore_state(&state)
-                .with_context(|| {
-                    format!("checkpoint {} does not fit this scene", shown_path(&path))
-                })
-                .map_err(Failure::Input)?;
-            Some((path, frame, damaged))
-        } else {
-            None
-        };
-
-        std::fs::create_dir_all(&out_dir)
-            .with_context(|| format!("cannot create output directory {}", shown_path(&out_dir)))
-            .map_err(Failure::Run)?;
-        check_writable(&out_dir).map_err(Failure::Run)?;
-        let folder_lock =
-            FolderLock::acquire(&out_dir, &file.output.stats).map_err(|e| match e {
-                LockError::InUse(e) => Failure::Input(e),
-                LockError::Io(e) => Failure::Run(e),
-            })?;
-        let start_time = rfc3339_utc(
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-        );
-        let stats = match &resumed {
-            Some((path, frame, damaged)) => {
-                let mut stats = StatsLog::resume(&stats_path, *frame).map_err(Failure::Run)?;
-                // The gates judge the frames kept from before by their records, as an
-                // uninterrupted run judges them by the same lines.
-                for record in StatsLog::read_records(&stats_path).map_err(Failure::Run)? {
-                    gates.observe(&record);
-                }
-                let record = ResumeRecord {
-                    kind: "resume",
-                    checkpoint: path.display().to_string(),
-                    after_frame: *frame,
-                    damaged_checkpoints: damaged.clone(),
-                    threads,
-                    simd: xpbd_sim::constraints::batch::SimdPath::chosen().name(),
-                    start_time,
-                };
-                stats.write(&record).map_err(Failure::Run)?;
-                stats
-            }
-            None => {
-                let mut stats = StatsLog::create(&stats_path).map_err(Failure::Run)?;
-                let run_record = RunRecord {
-                    kind: "run",
-                    version: env!("CARGO_PKG_VERSION"),
-                    scene: scene.path.display().to_string(),
-                    scene_absolute: std::path::absolute(&scene.path)
-                        .unwrap_or_else(|_| scene.path.clone())
-                        .display()
-                        .to_string(),
-                    scene_sha256: &scene.sha256,
-                    output_dir: out_dir.display().to_string(),
-                    settings: file,
-                    threads,
-                    simd: xpbd_sim::constraints::batch::SimdPath::chosen().name(),
-                    particles: particle_count,
-                    objects: object_counts,
-                    constraints: constraint_counts,
-                    start_time,
-                    pid: std::process::id(),
-                };
-                stats.write(&run_record).map_err(Failure::Run)?;
-                stats
-            }
-        };
-        let stop_requests = StopRequests::install()
-            .context("cannot install the signal handlers")
-            .map_err(Failure::Run)?;
-
-        let first_index = resumed
-            .as_ref()
-            .map_or(0, |(_, frame, _)| frame + 1 - start_frame);
-        files
-            .open_run_files(&solver.model.objects, first_index)
-            .map_err(Failure::Run)?;
-        if let Some(preview) = &file.output.preview {
-            let shot = PreviewShot::new(&scene, &out_dir, preview, &files.options().stage);
-            files.open_preview(&shot, &solver.model);
-        }
-        // The writer thread keeps its own copy of the layouts, needed only for frame files, and
-        // only frame files read the frame's mean velocities.
-        let writes_files = files.options().writes_files();
-        solver.track_frame_motion(writes_files);
-        let objects = if writes_files {
-            solver.model.objects.clone()
-        } else {
-            Vec::new()
-        };
-        let writer = BackgroundWriter::start(files, stats, objects).map_err(Failure::Run)?;
-        Ok(Shot {
-            args,
-            start,
-            setup: start.elapsed(),
-            out_dir,
-            folder_lock,
-            fingerprint,
-            frames,
-            start_frame,
-            fps: file.simulation.fps,
-            checkpoint_every: file.output.checkpoint_every,
-            resumable: writes_files,
-            keep_checkpoints: file.output.keep_checkpoints,
-            first_index,
-            solver,
-            writer,
-            stop_requests,
-            gates,
-        })
-    }
-
+impl Shot<'_> {
     /// The frame loop: step, measure, hand the frame to the writer, checkpoint; stops at the
     /// last frame, a divergence, a stop signal or a failed write.
     pub fn step_frames(&mut self) -> Ending {
