@@ -16,8 +16,8 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use xpbd_sim::gates::{GateResult, GateTracker};
-use xpbd_sim::mesh::fluid_surface::reconstruct_all;
-use xpbd_sim::model::{kind_counts, Model};
+use xpbd_sim::mesh::fluid_surface::{reconstruct_all, FluidSurfaceMesh};
+use xpbd_sim::model::{kind_counts, Model, ObjectLayout};
 use xpbd_sim::output::checkpoint;
 use xpbd_sim::output::lock::FolderLock;
 use xpbd_sim::output::stats::{peak_memory_bytes, to_line};
@@ -137,13 +137,7 @@ impl Shot<'_> {
     pub fn step_frames(&mut self) -> Ending {
         let mut ending = Ending::default();
         let mut progress = Progress::new(self.frames, self.args.quiet);
-        let solver = &mut self.solver;
-        let mut sent_version: u64 = solver
-            .model
-            .objects
-            .iter()
-            .map(|o| o.topology_version)
-            .sum();
+        let mut sent_version = topology_version(&self.solver.model.objects);
         let every = if self.resumable {
             self.checkpoint_every
         } else {
@@ -156,12 +150,7 @@ impl Shot<'_> {
                     // The state is the end of the frame before: checkpoint it (when there
                     // are frame files to resume into) and stop.
                     if self.resumable {
-                        if let Err(e) = checkpoint::write(
-                            &self.out_dir,
-                            &self.fingerprint,
-                            frame - 1,
-                            &solver.state_bytes(),
-                        ) {
+                        if let Err(e) = self.write_checkpoint(frame - 1) {
                             ending.checkpoint_error = Some(e);
                         }
                     }
@@ -172,76 +161,18 @@ impl Shot<'_> {
             if self.folder_lock.still_in_place().is_err() {
                 break; // the output folder was deleted: `finish` says so
             }
-            let frame_start = Instant::now();
-            if index > 0 {
-                if let Err(d) = solver.step_frame() {
-                    ending.diverged = Some((frame, d));
-                    break;
-                }
-                ending.simulated += 1;
-            }
-            let mut diagnostics = measure(solver);
-            let model = &solver.model;
-            let (x, v) = (&model.particles.x, solver.output_velocities());
-            let surfaces = (solver.pool()).install(|| reconstruct_all(&model.objects, x, v));
-            let surfaces = match surfaces {
-                Ok(surfaces) => surfaces,
-                Err(e) => {
-                    let kept = format!(
-                        "frames before it are complete in {}",
-                        shown_path(&self.out_dir)
-                    );
-                    ending.frame_failed = Some(e.context(format!("frame {frame} ({kept})")));
-                    break;
-                }
+            let Some((line, surfaces)) = self.simulate_frame(index, &mut ending) else {
+                break;
             };
-            diagnostics.count_surface_triangles(&model.objects, &surfaces);
-            ending.simulation += frame_start.elapsed();
-            let record = FrameRecord {
-                kind: "frame",
-                frame,
-                time: index as f64 / self.fps,
-                wall_ms: frame_start.elapsed().as_secs_f64() * 1e3,
-                substeps: solver.model.params.substeps,
-                iterations: solver.model.params.iterations,
-                diagnostics: &diagnostics,
-            };
-            let line = match to_line(&record) {
-                Ok(line) => line,
-                Err(e) => {
-                    ending.frame_failed = Some(e);
-                    break;
-                }
-            };
-            self.gates.observe_line(&line);
-            let model = &solver.model;
-            // Tearing changes topology: hand the writer the new layouts when it has.
-            let version: u64 = model.objects.iter().map(|o| o.topology_version).sum();
-            let changed = (version != sent_version && self.writer.writes_files())
-                .then(|| model.objects.clone());
-            sent_version = version;
             if self
-                .writer
-                .submit(
-                    frame,
-                    &model.particles.x,
-                    solver.output_velocities(),
-                    line,
-                    changed,
-                    surfaces,
-                )
+                .submit_frame(frame, line, surfaces, &mut sent_version)
                 .is_err()
             {
                 break; // the writer stopped on an I/O error; `finish` tells which
             }
             progress.frame_done(index + 1);
             if every > 0 && (index + 1) % every == 0 && index + 1 < self.frames {
-                if let Err(e) = checkpoint::write(
-                    &self.out_dir,
-                    &self.fingerprint,
-                    frame,
-                    &solver.state_bytes(),
-                ) {
+                if let Err(e) = self.write_checkpoint(frame) {
                     ending.checkpoint_error = Some(e);
                     break;
                 }
@@ -249,6 +180,99 @@ impl Shot<'_> {
         }
         progress.finish();
         ending
+    }
+
+    /// The frame at `index` (from 0): stepped from the one before (index 0, the initial state,
+    /// is not stepped), measured, its fluid surfaces reconstructed, its `frame` record encoded
+    /// and shown to the gates. Returns the record's line and the surfaces; `None` when the loop
+    /// must stop, with why in `ending`.
+    fn simulate_frame(
+        &mut self,
+        index: u64,
+        ending: &mut Ending,
+    ) -> Option<(String, Vec<FluidSurfaceMesh>)> {
+        let frame = self.start_frame + index;
+        let solver = &mut self.solver;
+        let frame_start = Instant::now();
+        if index > 0 {
+            if let Err(d) = solver.step_frame() {
+                ending.diverged = Some((frame, d));
+                return None;
+            }
+            ending.simulated += 1;
+        }
+        let mut diagnostics = measure(solver);
+        let model = &solver.model;
+        let (x, v) = (&model.particles.x, solver.output_velocities());
+        let surfaces = (solver.pool()).install(|| reconstruct_all(&model.objects, x, v));
+        let surfaces = match surfaces {
+            Ok(surfaces) => surfaces,
+            Err(e) => {
+                let kept = format!(
+                    "frames before it are complete in {}",
+                    shown_path(&self.out_dir)
+                );
+                ending.frame_failed = Some(e.context(format!("frame {frame} ({kept})")));
+                return None;
+            }
+        };
+        diagnostics.count_surface_triangles(&model.objects, &surfaces);
+        ending.simulation += frame_start.elapsed();
+        let record = FrameRecord {
+            kind: "frame",
+            frame,
+            time: index as f64 / self.fps,
+            wall_ms: frame_start.elapsed().as_secs_f64() * 1e3,
+            substeps: model.params.substeps,
+            iterations: model.params.iterations,
+            diagnostics: &diagnostics,
+        };
+        let line = match to_line(&record) {
+            Ok(line) => line,
+            Err(e) => {
+                ending.frame_failed = Some(e);
+                return None;
+            }
+        };
+        self.gates.observe_line(&line);
+        Some((line, surfaces))
+    }
+
+    /// Hands `frame` (its positions and velocities, record line and surfaces) to the writer
+    /// thread. Fails when the writer has stopped on an I/O error.
+    ///
+    /// `sent_version` is the [`topology_version`] of the layouts the writer holds.
+    fn submit_frame(
+        &mut self,
+        frame: u64,
+        line: String,
+        surfaces: Vec<FluidSurfaceMesh>,
+        sent_version: &mut u64,
+    ) -> anyhow::Result<()> {
+        let model = &self.solver.model;
+        // Tearing changes topology: hand the writer the new layouts when it has.
+        let version = topology_version(&model.objects);
+        let changed =
+            (version != *sent_version && self.writer.writes_files()).then(|| model.objects.clone());
+        *sent_version = version;
+        self.writer.submit(
+            frame,
+            &model.particles.x,
+            self.solver.output_velocities(),
+            line,
+            changed,
+            surfaces,
+        )
+    }
+
+    /// Writes a checkpoint of the solver's state: the end of `frame`.
+    fn write_checkpoint(&self, frame: u64) -> anyhow::Result<()> {
+        checkpoint::write(
+            &self.out_dir,
+            &self.fingerprint,
+            frame,
+            &self.solver.state_bytes(),
+        )
     }
 
     /// Waits for the writer, writes the summary record and turns the ending into the result.
@@ -418,6 +442,11 @@ impl Shot<'_> {
         }
         Ok(Outcome::GatesBroken)
     }
+}
+
+/// The sum of the objects' topology versions: it changes whenever tearing changes a layout.
+fn topology_version(objects: &[ObjectLayout]) -> u64 {
+    objects.iter().map(|o| o.topology_version).sum()
 }
 
 fn rate(count: f64, elapsed: Duration) -> f64 {
