@@ -1,26 +1,26 @@
 //! One `run`: a shot driven from start to finish. [`Shot::start`] prepares the output
 //! directory, the solver (restored from a checkpoint with `--resume`), the stats log and the
 //! writer thread ([`start`]); [`Shot::step_frames`] runs the frame loop (checkpoints, signals,
-//! progress); [`Shot::finish`] writes the summary record and maps the ending to its exit code.
-//! Progress output lives in this module and in `app.rs` only.
+//! progress); [`Shot::finish`] writes the summary record and maps the ending to its exit code
+//! ([`finish`]). Progress output lives in this module and in `app.rs` only.
 
+mod finish;
 mod start;
 
 use crate::app::{Failure, Outcome, Prepared};
 use crate::cli::RunArgs;
 use crate::signals::{Stop, StopRequests};
-use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use xpbd_sim::gates::{GateResult, GateTracker};
+use xpbd_sim::gates::GateTracker;
 use xpbd_sim::mesh::fluid_surface::{reconstruct_all, FluidSurfaceMesh};
-use xpbd_sim::model::{kind_counts, Model, ObjectLayout};
+use xpbd_sim::model::ObjectLayout;
 use xpbd_sim::output::checkpoint;
 use xpbd_sim::output::lock::FolderLock;
-use xpbd_sim::output::stats::{peak_memory_bytes, to_line};
+use xpbd_sim::output::stats::to_line;
 use xpbd_sim::output::writer::BackgroundWriter;
 use xpbd_sim::quote::shown_path;
 use xpbd_sim::solver::diagnostics::{measure, FrameDiagnostics};
@@ -37,46 +37,6 @@ struct FrameRecord<'a> {
     iterations: usize,
     #[serde(flatten)]
     diagnostics: &'a FrameDiagnostics,
-}
-
-#[derive(Serialize)]
-struct WallSeconds {
-    setup: f64,
-    simulation: f64,
-    /// Busy time of the writer thread; it overlaps `simulation`.
-    writing: f64,
-    /// Time the solver waited for the writer (the disk was slower than the solver).
-    waiting_for_writer: f64,
-    total: f64,
-}
-
-#[derive(Serialize)]
-struct SummaryRecord {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    frames_written: u64,
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    divergence: Option<DivergenceRecord>,
-    wall_seconds: WallSeconds,
-    particle_substeps_per_second: f64,
-    constraint_projections_per_second: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    peak_memory_bytes: Option<u64>,
-    /// Every quality gate set, with its worst value over the frames written.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    gates: Vec<GateResult>,
-}
-
-#[derive(Serialize)]
-struct DivergenceRecord {
-    frame: u64,
-    substep: usize,
-    object: String,
-    vertex: usize,
-    reason: String,
 }
 
 /// Simulates the prepared scene and writes its cache.
@@ -274,203 +234,11 @@ impl Shot<'_> {
             &self.solver.state_bytes(),
         )
     }
-
-    /// Waits for the writer, writes the summary record and turns the ending into the result.
-    pub fn finish(self, ending: Ending) -> Result<Outcome, Failure> {
-        let Shot {
-            args,
-            start,
-            setup,
-            out_dir,
-            start_frame,
-            solver,
-            writer,
-            gates,
-            keep_checkpoints,
-            folder_lock,
-            resumable,
-            ..
-        } = self;
-        let Ending {
-            simulated,
-            simulation,
-            diverged,
-            stopped,
-            checkpoint_error,
-            frame_failed,
-        } = ending;
-        let waited = writer.waited;
-        let report = writer.finish();
-        // Checked after the writer is done: frames and stats in a deleted folder are lost,
-        // whatever the writer managed (never exit 0 without them).
-        folder_lock.still_in_place().map_err(Failure::Run)?;
-        let write_error = report.error.as_ref().or(checkpoint_error.as_ref());
-        if let Some(lost) = write_error.and_then(|e| folder_lock.lost_during_run(e)) {
-            return Err(Failure::Run(lost));
-        }
-        if let Some(error) = frame_failed {
-            return Err(Failure::Run(error));
-        }
-        let mut stats = report.stats;
-        let written = report.frames_written;
-
-        let model = &solver.model;
-        let gate_results = gates.results();
-        let summary = |status, message, divergence| SummaryRecord {
-            kind: "summary",
-            frames_written: written,
-            status,
-            message,
-            divergence,
-            wall_seconds: WallSeconds {
-                setup: setup.as_secs_f64(),
-                simulation: simulation.as_secs_f64(),
-                writing: report.busy.as_secs_f64(),
-                waiting_for_writer: waited.as_secs_f64(),
-                total: start.elapsed().as_secs_f64(),
-            },
-            particle_substeps_per_second: rate(
-                model.particles.len() as f64 * model.params.substeps as f64 * simulated as f64,
-                simulation,
-            ),
-            constraint_projections_per_second: rate(
-                projections_per_substep(model) as f64
-                    * model.params.substeps as f64
-                    * simulated as f64,
-                simulation,
-            ),
-            peak_memory_bytes: peak_memory_bytes(),
-            gates: gate_results.clone(),
-        };
-        if let Some(error) = report.error.or(checkpoint_error) {
-            let message = format!("{error:#} ({written} whole frames were written before it)");
-            let _ = stats.write(&summary("io_error", Some(message.clone()), None));
-            return Err(Failure::Run(anyhow!(message)));
-        }
-        if let Some((signal, frame)) = stopped {
-            let message = if resumable {
-                format!(
-                    "stopped by {} after frame {frame}; a checkpoint is in {}: continue with \
-                     `xpbd-sim run {} --resume` and the same output directory",
-                    signal.name(),
-                    shown_path(&checkpoint::directory(&out_dir)),
-                    args.scene.display()
-                )
-            } else {
-                format!(
-                    "stopped by {} after frame {frame} (no checkpoint: the run writes no frame \
-                     files, so there is nothing to resume)",
-                    signal.name()
-                )
-            };
-            let _ = stats.write(&summary("interrupted", Some(message.clone()), None));
-            return Err(Failure::Stopped(anyhow!(message), signal.exit_code()));
-        }
-        if let Some((frame, d)) = diverged {
-            let message = format!(
-                "the simulation diverged at frame {frame}, substep {}: object `{}` vertex {}: {}; \
-                 frames {start_frame} to {} are complete in {}. Try more substeps, higher \
-                 compliance or a smaller time step",
-                d.substep,
-                d.object,
-                d.vertex,
-                d.reason,
-                frame - 1,
-                shown_path(&out_dir)
-            );
-            let record = DivergenceRecord {
-                frame,
-                substep: d.substep,
-                object: d.object,
-                vertex: d.vertex,
-                reason: d.reason,
-            };
-            let _ = stats.write(&summary("diverged", Some(message.clone()), Some(record)));
-            return Err(Failure::Run(anyhow!(message)));
-        }
-        stats
-            .write(&summary("ok", None, None))
-            .map_err(Failure::Run)?;
-        // Every frame is written: nothing is left to resume (a failed or stopped run returned
-        // above and keeps them).
-        if !keep_checkpoints {
-            if let Err(e) = checkpoint::remove_all(&out_dir) {
-                if !args.quiet {
-                    say!("warning: the run is complete, but its checkpoints stay: {e:#}");
-                }
-            }
-        }
-        // Where the frames went: frame files, or only their records in the stats log.
-        let frames_in = if resumable {
-            shown_path(&out_dir)
-        } else {
-            format!("{} only", shown_path(&out_dir.join("stats.jsonl")))
-        };
-        if !args.quiet {
-            let objects = model.objects.len();
-            say!(
-                "wrote {written} frames of {objects} object{} to {frames_in} in {:.2} s \
-                 (simulation {:.2} s, writing {:.2} s on its own thread, {} threads)",
-                if objects == 1 { "" } else { "s" },
-                start.elapsed().as_secs_f64(),
-                simulation.as_secs_f64(),
-                report.busy.as_secs_f64(),
-                solver.threads()
-            );
-        }
-        let broken: Vec<&GateResult> = gate_results.iter().filter(|g| !g.ok).collect();
-        if broken.is_empty() {
-            return Ok(Outcome::Success);
-        }
-        // Printed even with --quiet: it is why the exit code is 3.
-        say!(
-            "error: the cache breaks {} of {} quality gate{}; all {written} frames were written to {frames_in}",
-            broken.len(),
-            gate_results.len(),
-            if gate_results.len() == 1 { "" } else { "s" },
-        );
-        for gate in broken {
-            say!(
-                "  {}: worst {} at frame {}, object `{}`; limit {} ({})",
-                gate.name,
-                gate.worst.unwrap_or(0.0),
-                gate.frame.unwrap_or(0),
-                gate.object.as_deref().unwrap_or(""),
-                gate.limit,
-                xpbd_sim::gates::Gate::named(gate.name).map_or("", |g| g.unit())
-            );
-        }
-        Ok(Outcome::GatesBroken)
-    }
 }
 
 /// The sum of the objects' topology versions: it changes whenever tearing changes a layout.
 fn topology_version(objects: &[ObjectLayout]) -> u64 {
     objects.iter().map(|o| o.topology_version).sum()
-}
-
-fn rate(count: f64, elapsed: Duration) -> f64 {
-    let seconds = elapsed.as_secs_f64();
-    if seconds > 0.0 {
-        count / seconds
-    } else {
-        0.0
-    }
-}
-
-/// Constraint projections in one substep, as the solver makes them: per iteration the coloured
-/// kinds twice (the symmetric sweep, forward and back), shape-matching clusters three times
-/// (before and after contacts, and last), the other kinds once.
-fn projections_per_substep(model: &Model) -> usize {
-    let per_iteration: usize = kind_counts(model)
-        .iter()
-        .map(|&(kind, n)| match kind {
-            "stretch" | "tets" | "bending" | "isometric_bending" | "rope_bending" => 2 * n,
-            "shape_matching" => 3 * n,
-            _ => n,
-        })
-        .sum();
-    per_iteration * model.params.iterations
 }
 
 /// A progress bar on a terminal; on a pipe (CI, render farm) one plain line at most every few
