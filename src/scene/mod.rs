@@ -6,6 +6,7 @@ pub mod contact_masses;
 pub mod fluid;
 pub mod inputs;
 pub mod load;
+mod object_checks;
 pub mod plasticity;
 pub mod projective;
 pub mod render_mesh;
