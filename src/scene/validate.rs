@@ -51,54 +51,11 @@ pub fn validate(scene: &SceneFile) -> Report {
     }
     let collider_names: BTreeSet<&str> = scene.colliders.iter().map(|c| c.name.as_str()).collect();
     for (k, object) in scene.objects.iter().enumerate() {
-        super::object_checks::check_object(
-            object,
-            &format!("object[{k}]"),
-            scene.simulation.solver,
-            &mut report,
-        );
-        check_keys(&object.keys, &format!("object[{k}]"), &mut report);
-        let speed = glam::DVec3::from(object.velocity).length();
-        if speed > scene.simulation.max_speed {
-            // Frame 1 writes the initial velocity: 1e300 m/s became `inf` in f32.
-            report.error(
-                format!("object[{k}].velocity"),
-                format!(
-                    "a speed of {speed:e} m/s exceeds simulation.max_speed = {} m/s",
-                    scene.simulation.max_speed
-                ),
-            );
-        }
-        if let Some(target) = &object.pin_to {
-            let key = format!("object[{k}].pin_to");
-            if !collider_names.contains(target.as_str()) {
-                report.error(
-                    key,
-                    format!(
-                        "no collider named `{}` (have: {})",
-                        quoted(target),
-                        name_list(scene.colliders.iter().map(|c| c.name.as_str()))
-                    ),
-                );
-            } else if !object.keys.is_empty() {
-                report.error(
-                    key,
-                    "an object's pins follow either its `keys` or a collider, not both",
-                );
-            }
-            if object.pin.is_empty() && object.pin_region.is_none() {
-                report.warn(
-                    format!("object[{k}].pin_to"),
-                    "attaches the pinned particles, and the object has none",
-                );
-            }
-        }
-        if !object.keys.is_empty() && object.pin.is_empty() && object.pin_region.is_none() {
-            report.warn(
-                format!("object[{k}].keys"),
-                "keys move the pinned particles, and the object has none",
-            );
-        }
+        let key = format!("object[{k}]");
+        super::object_checks::check_object(object, &key, scene.simulation.solver, &mut report);
+        check_keys(&object.keys, &key, &mut report);
+        check_speed(object, &key, scene.simulation.max_speed, &mut report);
+        check_pin_drivers(object, &key, &scene.colliders, &collider_names, &mut report);
     }
     unique_names("object", scene.objects.iter().map(|o| &o.name), &mut report);
     for (k, collider) in scene.colliders.iter().enumerate() {
@@ -126,6 +83,59 @@ pub fn validate(scene: &SceneFile) -> Report {
         non_negative(&mut report, &format!("gates.{}", gate.name()), limit);
     }
     report
+}
+
+/// An object's initial speed may not exceed `simulation.max_speed`.
+fn check_speed(object: &Object, key: &str, max_speed: f64, report: &mut Report) {
+    let speed = glam::DVec3::from(object.velocity).length();
+    if speed > max_speed {
+        // Frame 1 writes the initial velocity: 1e300 m/s became `inf` in f32.
+        report.error(
+            format!("{key}.velocity"),
+            format!("a speed of {speed:e} m/s exceeds simulation.max_speed = {max_speed} m/s"),
+        );
+    }
+}
+
+/// What moves an object's pins: a collider named by `pin_to` (which must exist), or its
+/// `keys`, not both; either one with no pinned particle is warned about.
+fn check_pin_drivers(
+    object: &Object,
+    key: &str,
+    colliders: &[Collider],
+    collider_names: &BTreeSet<&str>,
+    report: &mut Report,
+) {
+    if let Some(target) = &object.pin_to {
+        let pin_to_key = format!("{key}.pin_to");
+        if !collider_names.contains(target.as_str()) {
+            report.error(
+                &pin_to_key,
+                format!(
+                    "no collider named `{}` (have: {})",
+                    quoted(target),
+                    name_list(colliders.iter().map(|c| c.name.as_str()))
+                ),
+            );
+        } else if !object.keys.is_empty() {
+            report.error(
+                &pin_to_key,
+                "an object's pins follow either its `keys` or a collider, not both",
+            );
+        }
+        if object.pin.is_empty() && object.pin_region.is_none() {
+            report.warn(
+                pin_to_key,
+                "attaches the pinned particles, and the object has none",
+            );
+        }
+    }
+    if !object.keys.is_empty() && object.pin.is_empty() && object.pin_region.is_none() {
+        report.warn(
+            format!("{key}.keys"),
+            "keys move the pinned particles, and the object has none",
+        );
+    }
 }
 
 /// Refuses a name used by an earlier element of the same `[[table]]` array.
@@ -336,6 +346,8 @@ fn rope_tube(tube: &RopeTube, scene: &SceneFile, report: &mut Report) {
     }
 }
 
+/// One collider: its name, keys that do not apply to its shape, what its shape needs, then
+/// friction, thickness and restitution.
 fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
     if collider.name.is_empty() {
         report.error(format!("{key}.name"), "must not be empty");
@@ -367,6 +379,28 @@ fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
             );
         }
     }
+    check_collider_shape(collider, key, report);
+    for (name, value) in [
+        ("static_friction", collider.static_friction),
+        ("dynamic_friction", collider.dynamic_friction),
+    ] {
+        if let Some(value) = value {
+            non_negative(report, &format!("{key}.{name}"), value);
+        }
+    }
+    non_negative(report, &format!("{key}.friction"), collider.friction);
+    non_negative(report, &format!("{key}.thickness"), collider.thickness);
+    if !(0.0..=1.0).contains(&collider.restitution) {
+        report.error(
+            format!("{key}.restitution"),
+            format!("must be from 0 to 1, got {}", collider.restitution),
+        );
+    }
+}
+
+/// What each shape needs: a plane a non-zero normal, a sphere or capsule a positive radius,
+/// a capsule both ends, a box positive extents, a mesh collider its file.
+fn check_collider_shape(collider: &Collider, key: &str, report: &mut Report) {
     match collider.shape {
         ColliderShape::Plane => {
             let normal = glam::DVec3::from_array(collider.normal.unwrap_or([0.0, 1.0, 0.0]));
@@ -406,22 +440,6 @@ fn check_collider(collider: &Collider, key: &str, report: &mut Report) {
                 );
             }
         }
-    }
-    for (name, value) in [
-        ("static_friction", collider.static_friction),
-        ("dynamic_friction", collider.dynamic_friction),
-    ] {
-        if let Some(value) = value {
-            non_negative(report, &format!("{key}.{name}"), value);
-        }
-    }
-    non_negative(report, &format!("{key}.friction"), collider.friction);
-    non_negative(report, &format!("{key}.thickness"), collider.thickness);
-    if !(0.0..=1.0).contains(&collider.restitution) {
-        report.error(
-            format!("{key}.restitution"),
-            format!("must be from 0 to 1, got {}", collider.restitution),
-        );
     }
 }
 
