@@ -3,18 +3,13 @@
 //! allocated; problems name the object's key path.
 
 use super::load::LoadedScene;
-use super::types::{
-    self, BendingModel, ColliderShape, Object, Plastic, Resistance, SceneFile, SolverKind,
-};
+use super::object_constraints::{open_edges, Constraints, ObjectPart};
+use super::types::{self, ColliderShape, Object, SceneFile, SolverKind};
 use super::{contact_masses, render_mesh};
 use crate::animation::{Animation, Key};
 use crate::collision::{Collider, MeshGeometry, Shape};
 use crate::constraints::density::FluidBlock;
-use crate::constraints::shape_matching::ShapeMatchingConstraint;
-use crate::constraints::tet_volume::{tet_volume, TetVolumeConstraint};
-use crate::constraints::volume::{enclosed_volume, VolumeConstraint};
-use crate::constraints::{Material, Materials};
-use crate::generate::{generate, BendingKind, Generated, Recipe, Source};
+use crate::constraints::tet_volume::tet_volume;
 use crate::mesh::fluid_surface::Reconstruction;
 use crate::mesh::{obj, ply, primitives, tetgen, Mesh, MAX_VERTICES};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
@@ -38,29 +33,6 @@ pub const MAX_PARTICLE_MASS: f64 = 1e12;
 pub struct Built {
     pub model: Model,
     pub warnings: Vec<String>,
-}
-
-/// Constraints of every kind, gathered object by object before colouring.
-#[derive(Default)]
-struct Constraints {
-    /// The kinds that follow from topology (src/generate.rs).
-    generated: Generated,
-    tets: Vec<TetVolumeConstraint>,
-    volumes: Vec<VolumeConstraint>,
-    shape_matching: Vec<ShapeMatchingConstraint>,
-    /// The distinct materials the constraints above point into.
-    materials: Materials,
-}
-
-/// The [`Material`] a constraint table asks for under the scene's solver.
-fn material(table: &dyn Resistance, solver: SolverKind, iterations: usize) -> Material {
-    match solver {
-        SolverKind::Xpbd | SolverKind::Projective => Material::Compliant {
-            compliance: table.compliance().unwrap_or(0.0),
-            damping: table.damping().unwrap_or(0.0),
-        },
-        SolverKind::Pbd => Material::pbd(table.stiffness().unwrap_or(1.0), iterations),
-    }
 }
 
 pub fn build(scene: &LoadedScene) -> Result<Built> {
@@ -254,181 +226,6 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
     };
     warnings.extend(contact_masses::warning(&model));
     Ok(Built { model, warnings })
-}
-
-/// One object's placed geometry, masses and pins, while its constraints are made.
-struct ObjectPart<'a> {
-    mesh: &'a Mesh,
-    triangles: &'a [[u32; 3]],
-    masses: &'a [f64],
-    pinned: &'a [bool],
-    /// Index of the object's first particle.
-    offset: usize,
-    /// Bounding-box diagonal: the scale for degeneracy thresholds.
-    size: f64,
-    key: &'a str,
-    solver: SolverKind,
-    iterations: usize,
-}
-
-impl ObjectPart<'_> {
-    fn global(&self, i: u32) -> u32 {
-        i + self.offset as u32
-    }
-
-    fn material(&self, table: &dyn Resistance) -> Material {
-        material(table, self.solver, self.iterations)
-    }
-
-    fn add_constraints(
-        &self,
-        object: &Object,
-        out: &mut Constraints,
-        warnings: &mut Vec<String>,
-    ) -> Result<(Recipe, f64)> {
-        let (mesh, key) = (self.mesh, self.key);
-        let materials = &mut out.materials;
-        let recipe = Recipe {
-            stretch: (object.stretch.as_ref())
-                .map(|t| materials.intern_plastic(self.material(t), t.plasticity())),
-            shear: (object.shear.as_ref()).map(|t| materials.intern(self.material(t))),
-            tear_strain: object.stretch.as_ref().and_then(|t| t.tear_strain),
-            bending: object.bending.as_ref().map(|t| {
-                let kind = match t.model {
-                    BendingModel::Dihedral => BendingKind::Dihedral,
-                    BendingModel::Isometric => BendingKind::Isometric,
-                };
-                (
-                    materials.intern_plastic(self.material(t), t.plasticity()),
-                    kind,
-                )
-            }),
-            long_range: object.long_range.as_ref().map(|t| t.max_stretch),
-        };
-        if object.bending.is_some() && self.triangles.is_empty() && mesh.segments.is_empty() {
-            bail!("{key}.bending: needs faces or line segments");
-        }
-        let plastic_bending = object
-            .bending
-            .as_ref()
-            .is_some_and(|t| t.plasticity().is_some());
-        if plastic_bending && !mesh.segments.is_empty() {
-            bail!("{key}.bending.creep: plastic bending needs the rest angles of dihedral hinges; the line segments of this geometry bend toward straight and have no rest bend to move");
-        }
-        if object.long_range.is_some() && !self.pinned.contains(&true) {
-            bail!("{key}.long_range: tethers need pinned particles (`pin` or `pin_region`)");
-        }
-        let global = |i: u32| self.global(i);
-        let pinned = |i: u32| self.pinned[i as usize];
-        let generated = generate(
-            &Source {
-                mesh,
-                triangles: self.triangles,
-                global: &global,
-                pinned: &pinned,
-                size: self.size,
-                torn: &BTreeSet::new(),
-            },
-            &recipe,
-        );
-        if generated.non_manifold > 0 {
-            warnings.push(format!(
-                "{key}.bending: {} non-manifold edges (shared by more than two faces) get no bending",
-                generated.non_manifold
-            ));
-        }
-        out.generated.append(generated);
-        if let Some(table) = &object.tets {
-            if mesh.tets.is_empty() {
-                bail!("{key}.tets: needs a tetrahedral geometry: a TetGen `mesh = \"….node\"` or a `box`");
-            }
-            let material = out.materials.intern(self.material(table));
-            for &tet in &mesh.tets {
-                let p = tet.map(|i| mesh.positions[i as usize]);
-                let rest_volume = tet_volume(&p);
-                if rest_volume.abs() <= 1e-12 * self.size.powi(3) {
-                    continue;
-                }
-                out.tets.push(TetVolumeConstraint {
-                    particles: tet.map(|i| self.global(i)),
-                    rest_volume,
-                    material,
-                });
-            }
-            if object.stretch.is_none() {
-                warnings.push(format!("{key}.tets: without `stretch` nothing resists shear; add `stretch` for the edges"));
-            }
-        }
-        let rigid_stretch = object.stretch.as_ref().is_some_and(|t| {
-            t.compliance.unwrap_or(0.0) == 0.0 && t.stiffness.unwrap_or(1.0) == 1.0
-        });
-        if rigid_stretch && object.shear.is_none() && mesh.faces().any(|f| f.len() > 3) {
-            warnings.push(format!("{key}.shear: the diagonals inside its faces of more than three sides share the rigid `stretch`, so the cloth cannot shear and is stretched where a body forces it to (a skirt on a leaning torso: 12 % edge strain); add `shear = {{ compliance = 1.0 }}` (docs/physics.md, \"Shear\")"));
-        }
-        if object.self_collision && object.stretch.is_none() && object.shape_matching.is_none() {
-            warnings.push(format!("{key}.self_collision: without `stretch` nothing keeps the particles at their spacing and the cloth can pass through itself; add `stretch`"));
-        }
-        if let Some(table) = &object.volume {
-            if self.triangles.is_empty() {
-                bail!("{key}.volume: needs a closed surface of faces, and this geometry has none");
-            }
-            let open = open_edges(self.triangles);
-            if open > 0 {
-                bail!(
-                    "{key}.volume: needs a closed surface, but {open} edges border only one face \
-                     (use a closed mesh, `sphere` or `box`)"
-                );
-            }
-            let rest = enclosed_volume(&mesh.positions, self.triangles);
-            if rest.abs() <= 1e-12 * self.size.powi(3) {
-                bail!("{key}.volume: the surface encloses no volume");
-            }
-            if rest < 0.0 {
-                warnings.push(format!(
-                    "{key}.volume: faces point inward (negative volume); it still works"
-                ));
-            }
-            let n = mesh.positions.len();
-            out.volumes.push(VolumeConstraint::new(
-                self.offset..self.offset + n,
-                self.triangles
-                    .iter()
-                    .map(|t| t.map(|i| self.global(i)))
-                    .collect(),
-                table.pressure * rest,
-                self.material(table),
-            ));
-        }
-        if let Some(table) = &object.shape_matching {
-            let n = mesh.positions.len();
-            out.shape_matching.push(ShapeMatchingConstraint::new(
-                self.offset..self.offset + n,
-                &mesh.positions,
-                self.masses,
-                self.material(table),
-            ));
-            if let Some(plasticity) = table.plasticity() {
-                out.shape_matching
-                    .last_mut()
-                    .expect("just pushed")
-                    .plasticity = Some(plasticity);
-            }
-        }
-        let kinds = [
-            object.stretch.is_some(),
-            object.bending.is_some(),
-            object.volume.is_some(),
-            object.tets.is_some(),
-            object.shape_matching.is_some(),
-            object.long_range.is_some(),
-        ];
-        if !kinds.contains(&true) && object.fluid.is_none() {
-            warnings.push(format!(
-                "{key}: no constraint kind is on; its particles fall freely"
-            ));
-        }
-        Ok((recipe, self.size))
-    }
 }
 
 /// Particles of the scene's primitives (`grid`, `rope`, `sphere`, `box`), computed from their
@@ -768,20 +565,6 @@ fn rest_volume(layout: &ObjectLayout, x: &[DVec3]) -> Option<f64> {
     (volume.abs() > 1e-12 * size.powi(3)).then_some(volume)
 }
 
-/// Edges used by exactly one triangle (a closed surface has none).
-fn open_edges(triangles: &[[u32; 3]]) -> usize {
-    let mut edges: Vec<[u32; 2]> = triangles
-        .iter()
-        .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
-        .map(|[p, q]| [p.min(q), p.max(q)])
-        .collect();
-    edges.sort_unstable();
-    edges
-        .chunk_by(|x, y| x == y)
-        .filter(|g| g.len() == 1)
-        .count()
-}
-
 /// Scene keys as an animation in seconds, `None` without keys.
 fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animation> {
     (!keys.is_empty()).then(|| Animation {
@@ -895,11 +678,12 @@ fn collider(c: &types::Collider, base_dir: &Path, sim: &types::Simulation) -> Re
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::scene::load::parse;
 
-    fn build_text(text: &str) -> Result<Built> {
+    /// Builds the scene `text`, with mesh paths relative to the working directory.
+    pub(in crate::scene) fn build_text(text: &str) -> Result<Built> {
         let file = parse(text).map_err(|e| anyhow!("{e:#}"))?;
         build(&LoadedScene {
             path: "test.toml".into(),
@@ -923,46 +707,6 @@ mod tests {
         assert!((m[2] - tri).abs() < 1e-15); // the other diagonal's corner: 1 triangle
         assert!((m[4] - 6.0 * tri).abs() < 1e-15);
         assert!((m.iter().sum::<f64>() - 2.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn a_quads_diagonal_takes_the_shear_material_and_is_left_out_of_strain() {
-        let dir = tempfile::tempdir().unwrap();
-        let mesh = dir.path().join("quad.obj");
-        std::fs::write(&mesh, "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n").unwrap();
-        let scene = |shear: &str| {
-            format!(
-                "[[object]]\nname = \"q\"\nmesh = {:?}\ndensity = 1.0\n\
-                 stretch = {{ compliance = 0.0 }}\n{shear}",
-                mesh.display().to_string()
-            )
-        };
-        let built = build_text(&scene("shear = { compliance = 0.5 }\n")).unwrap();
-        let edges = &built.model.stretch.items;
-        assert_eq!(edges.len(), 5);
-        for edge in edges {
-            let compliance = match built.model.materials.get(edge.material) {
-                Material::Compliant { compliance, .. } => compliance,
-                Material::Stiff { .. } => unreachable!("XPBD scene"),
-            };
-            let [a, b] = edge.particles;
-            let diagonal = (a, b) == (0, 2) || (a, b) == (2, 0);
-            assert_eq!(edge.diagonal, diagonal, "{a}-{b}");
-            assert_eq!(compliance, if diagonal { 0.5 } else { 0.0 }, "{a}-{b}");
-        }
-        assert!(!built.warnings.iter().any(|w| w.contains("shear")));
-        // Without the table the diagonal keeps stretch's material, and check says why.
-        let built = build_text(&scene("")).unwrap();
-        assert!(built
-            .model
-            .stretch
-            .items
-            .iter()
-            .all(|e| built.model.materials.get(e.material) == Material::RIGID));
-        assert!(built
-            .warnings
-            .iter()
-            .any(|w| w.contains(".shear: the diagonals")));
     }
 
     #[test]
@@ -992,50 +736,6 @@ mod tests {
         )
         .unwrap();
         assert!((built.model.particles.x[1] - DVec3::new(0.0, 2.0, 5.0)).length() < 1e-15);
-    }
-
-    #[test]
-    fn hinges_and_volume_on_a_closed_sphere() {
-        let built = build_text(
-            "[[object]]\nname = \"b\"\nsphere = { radius = 1.0, subdivisions = 1 }\ndensity = 1.0\n\
-             bending = {}\nvolume = { pressure = 2.0 }\n",
-        )
-        .unwrap();
-        // A closed triangle surface has 3F/2 edges, each a hinge.
-        assert_eq!(built.model.bending.len(), 80 * 3 / 2);
-        let v = &built.model.volumes[0];
-        let rest = enclosed_volume(&built.model.particles.x, &v.triangles);
-        assert!((v.target_volume - 2.0 * rest).abs() < 1e-12);
-        for hinge in &built.model.bending.items {
-            assert!(hinge.rest_angle.abs() < 0.5);
-        }
-    }
-
-    #[test]
-    fn ropes_bend_through_their_second_neighbours_and_tethers_reach_the_nearest_pin() {
-        let built = build_text(
-            "[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [4.0, 0.0, 0.0], segments = 4 }\n\
-             density = 1.0\npin = [0, 4]\nbending = { compliance = 1e-3 }\nlong_range = { max_stretch = 1.1 }\n",
-        )
-        .unwrap();
-        let model = &built.model;
-        let bends: Vec<[u32; 3]> = model
-            .rope_bending
-            .items
-            .iter()
-            .map(|c| c.particles)
-            .collect();
-        assert_eq!(bends, vec![[0, 1, 2], [1, 2, 3], [2, 3, 4]]);
-        let tethers: Vec<([u32; 2], f64)> = model
-            .long_range
-            .items
-            .iter()
-            .map(|c| (c.particles, c.max_length))
-            .collect();
-        // Particle 2 is as far from both pins: the lower index wins.
-        assert_eq!(tethers, vec![([1, 0], 1.1), ([2, 0], 2.2), ([3, 4], 1.1)]);
-        // Tethers share pins, yet one colour holds them all.
-        assert_eq!(model.long_range.colours.len(), 1);
     }
 
     #[test]
@@ -1077,16 +777,6 @@ mod tests {
             objects[2].rest_volume, None,
             "an object that can tear has none"
         );
-    }
-
-    #[test]
-    fn tiny_closed_surfaces_still_get_a_volume() {
-        let built = build_text(
-            "[[object]]\nname = \"b\"\nsphere = { radius = 5e-6, subdivisions = 1 }\nparticle_mass = 1e-9\nvolume = {}\nstretch = {}\n",
-        )
-        .unwrap();
-        assert_eq!(built.model.volumes.len(), 1);
-        assert_eq!(built.model.stretch.len(), 120);
     }
 
     #[test]

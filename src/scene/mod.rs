@@ -7,6 +7,7 @@ pub mod fluid;
 pub mod inputs;
 pub mod load;
 mod object_checks;
+mod object_constraints;
 pub mod plasticity;
 pub mod projective;
 pub mod render_mesh;
