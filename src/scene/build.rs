@@ -115,7 +115,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             solver: file.simulation.solver,
             iterations: file.simulation.iterations as usize,
         };
-        let (recipe, size) = part.add_constraints(object, &mut constraints, &mut warnings)?;
+        let recipe = part.add_constraints(object, &mut constraints, &mut warnings)?;
         objects.push(ObjectLayout {
             name: object.name.clone(),
             particles: offset..offset + n,

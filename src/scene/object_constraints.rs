@@ -62,15 +62,30 @@ impl ObjectPart<'_> {
         material(table, self.solver, self.iterations)
     }
 
+    /// Makes the object's constraints into `out`, refusing the tables its geometry cannot
+    /// carry, and returns the recipe of the kinds that follow from its topology (what an object
+    /// that tears remakes them from). Kinds are made, and problems found, in this order.
     pub(super) fn add_constraints(
         &self,
         object: &Object,
         out: &mut Constraints,
         warnings: &mut Vec<String>,
-    ) -> Result<(Recipe, f64)> {
-        let (mesh, key) = (self.mesh, self.key);
-        let materials = &mut out.materials;
-        let recipe = Recipe {
+    ) -> Result<Recipe> {
+        let recipe = self.recipe(object, &mut out.materials);
+        self.check_recipe_fits(object)?;
+        self.add_generated(&recipe, out, warnings);
+        self.add_tets(object, out, warnings)?;
+        self.warn_about_missing_tables(object, warnings);
+        self.add_volume(object, out, warnings)?;
+        self.add_shape_matching(object, out);
+        self.warn_if_unconstrained(object, warnings);
+        Ok(recipe)
+    }
+
+    /// The topology kinds the object asks for, with their materials interned in the order
+    /// stretch, shear, bending.
+    fn recipe(&self, object: &Object, materials: &mut Materials) -> Recipe {
+        Recipe {
             stretch: (object.stretch.as_ref())
                 .map(|t| materials.intern_plastic(self.material(t), t.plasticity())),
             shear: (object.shear.as_ref()).map(|t| materials.intern(self.material(t))),
@@ -86,7 +101,13 @@ impl ObjectPart<'_> {
                 )
             }),
             long_range: object.long_range.as_ref().map(|t| t.max_stretch),
-        };
+        }
+    }
+
+    /// Refuses topology kinds the geometry cannot carry: bending without faces or lines,
+    /// plastic bending on lines, tethers without pins.
+    fn check_recipe_fits(&self, object: &Object) -> Result<()> {
+        let (mesh, key) = (self.mesh, self.key);
         if object.bending.is_some() && self.triangles.is_empty() && mesh.segments.is_empty() {
             bail!("{key}.bending: needs faces or line segments");
         }
@@ -100,102 +121,152 @@ impl ObjectPart<'_> {
         if object.long_range.is_some() && !self.pinned.contains(&true) {
             bail!("{key}.long_range: tethers need pinned particles (`pin` or `pin_region`)");
         }
+        Ok(())
+    }
+
+    /// The kinds that follow from topology: edges, diagonals, hinges, rope bends, tethers.
+    fn add_generated(&self, recipe: &Recipe, out: &mut Constraints, warnings: &mut Vec<String>) {
         let global = |i: u32| self.global(i);
         let pinned = |i: u32| self.pinned[i as usize];
         let generated = generate(
             &Source {
-                mesh,
+                mesh: self.mesh,
                 triangles: self.triangles,
                 global: &global,
                 pinned: &pinned,
                 size: self.size,
                 torn: &BTreeSet::new(),
             },
-            &recipe,
+            recipe,
         );
         if generated.non_manifold > 0 {
             warnings.push(format!(
-                "{key}.bending: {} non-manifold edges (shared by more than two faces) get no bending",
-                generated.non_manifold
+                "{}.bending: {} non-manifold edges (shared by more than two faces) get no bending",
+                self.key, generated.non_manifold
             ));
         }
         out.generated.append(generated);
-        if let Some(table) = &object.tets {
-            if mesh.tets.is_empty() {
-                bail!("{key}.tets: needs a tetrahedral geometry: a TetGen `mesh = \"….node\"` or a `box`");
-            }
-            let material = out.materials.intern(self.material(table));
-            for &tet in &mesh.tets {
-                let p = tet.map(|i| mesh.positions[i as usize]);
-                let rest_volume = tet_volume(&p);
-                if rest_volume.abs() <= 1e-12 * self.size.powi(3) {
-                    continue;
-                }
-                out.tets.push(TetVolumeConstraint {
-                    particles: tet.map(|i| self.global(i)),
-                    rest_volume,
-                    material,
-                });
-            }
-            if object.stretch.is_none() {
-                warnings.push(format!("{key}.tets: without `stretch` nothing resists shear; add `stretch` for the edges"));
-            }
+    }
+
+    /// `tets`: a volume constraint per tetrahedron of a tetrahedral geometry, leaving out the
+    /// flat ones.
+    fn add_tets(
+        &self,
+        object: &Object,
+        out: &mut Constraints,
+        warnings: &mut Vec<String>,
+    ) -> Result<()> {
+        let (mesh, key) = (self.mesh, self.key);
+        let Some(table) = &object.tets else {
+            return Ok(());
+        };
+        if mesh.tets.is_empty() {
+            bail!(
+                "{key}.tets: needs a tetrahedral geometry: a TetGen `mesh = \"….node\"` or a `box`"
+            );
         }
+        let material = out.materials.intern(self.material(table));
+        for &tet in &mesh.tets {
+            let p = tet.map(|i| mesh.positions[i as usize]);
+            let rest_volume = tet_volume(&p);
+            if rest_volume.abs() <= 1e-12 * self.size.powi(3) {
+                continue;
+            }
+            out.tets.push(TetVolumeConstraint {
+                particles: tet.map(|i| self.global(i)),
+                rest_volume,
+                material,
+            });
+        }
+        if object.stretch.is_none() {
+            warnings.push(format!(
+                "{key}.tets: without `stretch` nothing resists shear; add `stretch` for the edges"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Warns of a table whose absence leaves the cloth unable to do what it will be asked to:
+    /// shear (polygons under a rigid `stretch`), or keep its spacing when it collides with
+    /// itself.
+    fn warn_about_missing_tables(&self, object: &Object, warnings: &mut Vec<String>) {
+        let key = self.key;
         let rigid_stretch = object.stretch.as_ref().is_some_and(|t| {
             t.compliance.unwrap_or(0.0) == 0.0 && t.stiffness.unwrap_or(1.0) == 1.0
         });
-        if rigid_stretch && object.shear.is_none() && mesh.faces().any(|f| f.len() > 3) {
+        if rigid_stretch && object.shear.is_none() && self.mesh.faces().any(|f| f.len() > 3) {
             warnings.push(format!("{key}.shear: the diagonals inside its faces of more than three sides share the rigid `stretch`, so the cloth cannot shear and is stretched where a body forces it to (a skirt on a leaning torso: 12 % edge strain); add `shear = {{ compliance = 1.0 }}` (docs/physics.md, \"Shear\")"));
         }
         if object.self_collision && object.stretch.is_none() && object.shape_matching.is_none() {
             warnings.push(format!("{key}.self_collision: without `stretch` nothing keeps the particles at their spacing and the cloth can pass through itself; add `stretch`"));
         }
-        if let Some(table) = &object.volume {
-            if self.triangles.is_empty() {
-                bail!("{key}.volume: needs a closed surface of faces, and this geometry has none");
-            }
-            let open = open_edges(self.triangles);
-            if open > 0 {
-                bail!(
-                    "{key}.volume: needs a closed surface, but {open} edges border only one face \
-                     (use a closed mesh, `sphere` or `box`)"
-                );
-            }
-            let rest = enclosed_volume(&mesh.positions, self.triangles);
-            if rest.abs() <= 1e-12 * self.size.powi(3) {
-                bail!("{key}.volume: the surface encloses no volume");
-            }
-            if rest < 0.0 {
-                warnings.push(format!(
-                    "{key}.volume: faces point inward (negative volume); it still works"
-                ));
-            }
-            let n = mesh.positions.len();
-            out.volumes.push(VolumeConstraint::new(
-                self.offset..self.offset + n,
-                self.triangles
-                    .iter()
-                    .map(|t| t.map(|i| self.global(i)))
-                    .collect(),
-                table.pressure * rest,
-                self.material(table),
+    }
+
+    /// `volume`: one constraint on the volume a closed surface encloses, its target the rest
+    /// volume times `pressure`.
+    fn add_volume(
+        &self,
+        object: &Object,
+        out: &mut Constraints,
+        warnings: &mut Vec<String>,
+    ) -> Result<()> {
+        let (mesh, key) = (self.mesh, self.key);
+        let Some(table) = &object.volume else {
+            return Ok(());
+        };
+        if self.triangles.is_empty() {
+            bail!("{key}.volume: needs a closed surface of faces, and this geometry has none");
+        }
+        let open = open_edges(self.triangles);
+        if open > 0 {
+            bail!(
+                "{key}.volume: needs a closed surface, but {open} edges border only one face \
+                 (use a closed mesh, `sphere` or `box`)"
+            );
+        }
+        let rest = enclosed_volume(&mesh.positions, self.triangles);
+        if rest.abs() <= 1e-12 * self.size.powi(3) {
+            bail!("{key}.volume: the surface encloses no volume");
+        }
+        if rest < 0.0 {
+            warnings.push(format!(
+                "{key}.volume: faces point inward (negative volume); it still works"
             ));
         }
-        if let Some(table) = &object.shape_matching {
-            let n = mesh.positions.len();
-            out.shape_matching.push(ShapeMatchingConstraint::new(
-                self.offset..self.offset + n,
-                &mesh.positions,
-                self.masses,
-                self.material(table),
-            ));
-            if let Some(plasticity) = table.plasticity() {
-                out.shape_matching
-                    .last_mut()
-                    .expect("just pushed")
-                    .plasticity = Some(plasticity);
-            }
+        let n = mesh.positions.len();
+        out.volumes.push(VolumeConstraint::new(
+            self.offset..self.offset + n,
+            self.triangles
+                .iter()
+                .map(|t| t.map(|i| self.global(i)))
+                .collect(),
+            table.pressure * rest,
+            self.material(table),
+        ));
+        Ok(())
+    }
+
+    /// `shape_matching`: one constraint pulling the whole object toward its rest shape.
+    fn add_shape_matching(&self, object: &Object, out: &mut Constraints) {
+        let Some(table) = &object.shape_matching else {
+            return;
+        };
+        let n = self.mesh.positions.len();
+        out.shape_matching.push(ShapeMatchingConstraint::new(
+            self.offset..self.offset + n,
+            &self.mesh.positions,
+            self.masses,
+            self.material(table),
+        ));
+        if let Some(plasticity) = table.plasticity() {
+            out.shape_matching
+                .last_mut()
+                .expect("just pushed")
+                .plasticity = Some(plasticity);
         }
+    }
+
+    fn warn_if_unconstrained(&self, object: &Object, warnings: &mut Vec<String>) {
         let kinds = [
             object.stretch.is_some(),
             object.bending.is_some(),
@@ -206,10 +277,10 @@ impl ObjectPart<'_> {
         ];
         if !kinds.contains(&true) && object.fluid.is_none() {
             warnings.push(format!(
-                "{key}: no constraint kind is on; its particles fall freely"
+                "{}: no constraint kind is on; its particles fall freely",
+                self.key
             ));
         }
-        Ok((recipe, self.size))
     }
 }
 
