@@ -6,6 +6,7 @@ pub mod contact_masses;
 pub mod fluid;
 pub mod inputs;
 pub mod load;
+pub mod memory_budget;
 mod object_checks;
 mod object_constraints;
 pub mod plasticity;
