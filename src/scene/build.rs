@@ -5,16 +5,14 @@
 use super::load::LoadedScene;
 use super::memory_budget::{check_memory, ensure_available};
 use super::object_constraints::{open_edges, Constraints, ObjectPart};
-use super::types::{self, ColliderShape, Object, SolverKind};
-use super::{contact_masses, render_mesh};
+use super::types::{self, Object, SolverKind};
+use super::{colliders, contact_masses, render_mesh};
 use crate::animation::{Animation, Key};
-use crate::collision::{Collider, MeshGeometry, Shape};
 use crate::constraints::density::FluidBlock;
 use crate::constraints::tet_volume::tet_volume;
 use crate::mesh::fluid_surface::Reconstruction;
 use crate::mesh::{obj, ply, primitives, tetgen, Mesh};
 use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
-use crate::output::naming;
 use crate::quote::{quoted, shown_path};
 use crate::solver::colouring::ConstraintBlock;
 use anyhow::{anyhow, bail, Context, Result};
@@ -176,15 +174,7 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
         }
     }
 
-    let colliders = file
-        .colliders
-        .iter()
-        .enumerate()
-        .map(|(k, c)| {
-            collider(c, &scene.base_dir, &file.simulation)
-                .with_context(|| format!("collider[{k}] ({})", quoted(&c.name)))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let colliders = colliders::build_all(scene)?;
     let owner = objects
         .iter()
         .enumerate()
@@ -463,7 +453,7 @@ fn rest_volume(layout: &ObjectLayout, x: &[DVec3]) -> Option<f64> {
 }
 
 /// Scene keys as an animation in seconds, `None` without keys.
-fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animation> {
+pub(super) fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animation> {
     (!keys.is_empty()).then(|| Animation {
         keys: keys
             .iter()
@@ -473,104 +463,6 @@ fn animation(keys: &[types::Key], start_frame: u64, fps: f64) -> Option<Animatio
                 rotate: DVec3::from_array(k.rotate),
             })
             .collect(),
-    })
-}
-
-/// A mesh collider's frames: one file, or with `{frame}` in the name a file per output frame,
-/// read from `start_frame` on until one is missing (the last is held after it). Every frame
-/// is held in memory: once the first is read, the sequence is refused if its frames would not
-/// fit in the memory available.
-fn mesh_geometry(template: &str, base_dir: &Path, sim: &types::Simulation) -> Result<MeshGeometry> {
-    let read = |name: &str| read_mesh(base_dir, name, MeshUse::Surface);
-    let mut frames: Vec<Vec<DVec3>> = Vec::new();
-    let mut triangles = Vec::new();
-    if template.contains("{frame") {
-        let last = sim.start_frame + sim.frames.max(1) - 1;
-        let name_of = |frame: u64| naming::render(template, "", frame);
-        for frame in sim.start_frame..=last {
-            let name = name_of(frame);
-            if frame > sim.start_frame && !base_dir.join(&name).exists() {
-                break;
-            }
-            let mesh = read(&name).with_context(|| format!("mesh sequence frame {frame}"))?;
-            if frames.is_empty() {
-                triangles = mesh.triangles();
-                if triangles.is_empty() {
-                    bail!("mesh: `{}` has no faces to collide with", quoted(&name));
-                }
-                let count = (sim.start_frame + 1..=last)
-                    .take_while(|&f| base_dir.join(name_of(f)).exists())
-                    .count() as u64
-                    + 1;
-                let bytes = (mesh.positions.len() as u64)
-                    .saturating_mul(std::mem::size_of::<DVec3>() as u64)
-                    .saturating_mul(count);
-                ensure_available(bytes, || {
-                    format!(
-                        "mesh sequence `{}`: {count} frames of {} vertices need about {} \
-                         of memory",
-                        quoted(template),
-                        mesh.positions.len(),
-                        human_bytes(bytes)
-                    )
-                })?;
-            } else if mesh.triangles() != triangles || mesh.positions.len() != frames[0].len() {
-                bail!("mesh: `{}` does not have the topology of the first frame (same vertices and faces are needed)", quoted(&name));
-            }
-            frames.push(mesh.positions);
-        }
-    } else {
-        let mesh = read(template).context("mesh")?;
-        triangles = mesh.triangles();
-        frames.push(mesh.positions);
-    }
-    if triangles.is_empty() {
-        bail!("mesh: `{}` has no faces to collide with", quoted(template));
-    }
-    Ok(MeshGeometry {
-        frames,
-        triangles,
-        fps: sim.fps,
-    })
-}
-
-fn collider(c: &types::Collider, base_dir: &Path, sim: &types::Simulation) -> Result<Collider> {
-    let (start_frame, fps) = (sim.start_frame, sim.fps);
-    let vector = |v: Option<[f64; 3]>| DVec3::from_array(v.unwrap_or_default());
-    let shape = match c.shape {
-        ColliderShape::Sphere => Shape::Sphere {
-            center: vector(c.center),
-            radius: c.radius.unwrap_or(1.0),
-        },
-        ColliderShape::Box => Shape::Box {
-            center: vector(c.center),
-            rotation: rotation(c.rotate.unwrap_or_default()),
-            half: vector(c.size) * 0.5,
-        },
-        ColliderShape::Capsule => Shape::Capsule {
-            a: vector(c.a),
-            b: vector(c.b),
-            radius: c.radius.unwrap_or(1.0),
-        },
-        ColliderShape::Plane => Shape::Plane {
-            point: vector(c.point),
-            normal: DVec3::from_array(c.normal.unwrap_or([0.0, 1.0, 0.0])).normalize(),
-        },
-        ColliderShape::Mesh => Shape::Mesh,
-    };
-    let mesh = match (&c.shape, &c.mesh) {
-        (ColliderShape::Mesh, Some(template)) => Some(mesh_geometry(template, base_dir, sim)?),
-        _ => None,
-    };
-    Ok(Collider {
-        name: c.name.clone(),
-        shape,
-        mesh,
-        animation: animation(&c.keys, start_frame, fps),
-        static_friction: c.static_friction.unwrap_or(c.friction),
-        dynamic_friction: c.dynamic_friction.unwrap_or(c.friction),
-        restitution: c.restitution,
-        thickness: c.thickness,
     })
 }
 

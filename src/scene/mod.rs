@@ -2,6 +2,7 @@
 //! ([`validate`]) and building the simulation model ([`build`]).
 
 pub mod build;
+mod colliders;
 pub mod contact_masses;
 pub mod fluid;
 pub mod inputs;
