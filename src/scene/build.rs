@@ -1,24 +1,29 @@
 //! Building the [`Model`] from a validated scene: geometry, placement, lumped masses, pins,
 //! constraints (coloured) and colliders. Geometry sizes are checked before anything is
-//! allocated; problems name the object's key path.
+//! allocated; problems name the object's key path. An object's constraints are made in
+//! `object_constraints.rs`, the colliders in `colliders.rs`, and the memory checks are in
+//! `memory_budget.rs`.
 
 use super::load::LoadedScene;
 use super::memory_budget::{check_memory, ensure_available};
 use super::object_constraints::{open_edges, Constraints, ObjectPart};
-use super::types::{self, Object, SolverKind};
+use super::types::{self, Object, SceneFile, SolverKind};
 use super::{colliders, contact_masses, render_mesh};
 use crate::animation::{Animation, Key};
+use crate::collision::Collider;
 use crate::constraints::density::FluidBlock;
 use crate::constraints::tet_volume::tet_volume;
+use crate::generate::Recipe;
 use crate::mesh::fluid_surface::Reconstruction;
 use crate::mesh::{obj, ply, primitives, tetgen, Mesh};
-use crate::model::{Model, ObjectLayout, Particles, SolverParams, Tearing};
+use crate::model::{Model, ObjectLayout, Particles, RenderMesh, SolverParams, Tearing};
 use crate::quote::{quoted, shown_path};
 use crate::solver::colouring::ConstraintBlock;
 use anyhow::{anyhow, bail, Context, Result};
 use glam::DVec3;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 // The budget's public functions at the path the binary and the fuzz target import them from.
 pub use super::memory_budget::{human_bytes, primitive_particles};
@@ -33,68 +38,102 @@ pub struct Built {
     pub warnings: Vec<String>,
 }
 
+/// Builds the model of `scene`: every object in order (geometry, placement, particles,
+/// constraints, layout), then the colliders, then the constraints coloured. The first
+/// problem found stops the build.
 pub fn build(scene: &LoadedScene) -> Result<Built> {
     let file = &scene.file;
     let mut particle_budget = primitive_particles(file)?;
     check_memory(particle_budget)?;
-    let mut warnings = Vec::new();
-    let mut particles = Particles::default();
-    let mut objects = Vec::new();
-    let mut constraints = Constraints::default();
-    let mut fluids = Vec::new();
-    let collider_index: BTreeMap<&str, usize> = file
-        .colliders
-        .iter()
-        .enumerate()
-        .map(|(k, c)| (c.name.as_str(), k))
-        .collect();
-
+    let mut parts = ModelParts::new(scene);
     for (k, object) in file.objects.iter().enumerate() {
         let key = format!("object[{k}] ({})", quoted(&object.name));
-        let mut mesh = geometry(object, &scene.base_dir).with_context(|| key.clone())?;
+        let mesh = geometry(object, &scene.base_dir).with_context(|| key.clone())?;
         if object.mesh.is_some() {
             particle_budget += mesh.positions.len() as u64;
             check_memory(particle_budget).with_context(|| key.clone())?;
         }
-        place(&mut mesh, object);
-        if let Some((k, p)) = mesh
-            .positions
-            .iter()
+        parts.add_object(k, object, mesh, &key)?;
+    }
+    let colliders = colliders::build_all(scene)?;
+    Ok(parts.into_built(colliders))
+}
+
+/// The model's parts, gathered object by object before the constraints are coloured.
+struct ModelParts<'a> {
+    scene: &'a LoadedScene,
+    /// Each collider's index by name, for `pin_to`.
+    collider_index: BTreeMap<&'a str, usize>,
+    particles: Particles,
+    objects: Vec<ObjectLayout>,
+    constraints: Constraints,
+    fluids: Vec<FluidBlock>,
+    warnings: Vec<String>,
+}
+
+impl<'a> ModelParts<'a> {
+    fn new(scene: &'a LoadedScene) -> ModelParts<'a> {
+        let collider_index = (scene.file.colliders.iter())
             .enumerate()
-            .find(|(_, p)| !p.is_finite() || p.abs().max_element() > obj::MAX_ABS_COORDINATE)
-        {
-            bail!(
-                "{key}: placement puts vertex {k} at {p}, beyond ±{:e} m (check `scale` and `translate`)",
-                obj::MAX_ABS_COORDINATE
-            );
+            .map(|(k, c)| (c.name.as_str(), k))
+            .collect();
+        ModelParts {
+            scene,
+            collider_index,
+            particles: Particles::default(),
+            objects: Vec::new(),
+            constraints: Constraints::default(),
+            fluids: Vec::new(),
+            warnings: Vec::new(),
         }
+    }
+
+    /// Adds object `k` (key path `key`) from its rest geometry `mesh`: its particles, then its
+    /// constraints, then its layout with its render mesh, rest volume and fluid block.
+    fn add_object(&mut self, k: usize, object: &Object, mesh: Mesh, key: &str) -> Result<()> {
+        let part = self.add_particles(object, mesh, key)?;
+        let recipe = part.add_constraints(object, &mut self.constraints, &mut self.warnings)?;
+        let render = render_mesh::bind(object, &self.scene.base_dir, &part.mesh, &part.triangles)
+            .with_context(|| key.to_owned())?;
+        let mut layout = self.layout(object, part, recipe, render);
+        layout.rest_volume = rest_volume(&layout, &self.particles.x);
+        self.add_fluid(k, object, &mut layout);
+        self.objects.push(layout);
+        Ok(())
+    }
+
+    /// Places the object's geometry, refuses it when it lands beyond the world or has no
+    /// vertex, and appends its particles with their lumped masses and pins.
+    fn add_particles<'k>(
+        &mut self,
+        object: &Object,
+        mut mesh: Mesh,
+        key: &'k str,
+    ) -> Result<ObjectPart<'k>> {
+        place(&mut mesh, object);
+        check_placement(&mesh, key)?;
+        let warnings = &mut self.warnings;
         warnings.extend(mesh.warnings.drain(..).map(|w| format!("{key}: {w}")));
-        let offset = particles.len();
-        let n = mesh.positions.len();
-        if n == 0 {
+        let offset = self.particles.len();
+        if mesh.positions.is_empty() {
             match &object.mesh {
                 Some(file) => bail!("{key}: mesh `{}` has no vertices", quoted(file)),
                 None => bail!("{key}: the geometry has no vertices"),
             }
         }
         let triangles = mesh.triangles();
-        let masses = lumped_masses(&mesh, &triangles, object, &key, &mut warnings)?;
-        let pinned = pinned_particles(&mesh, object, &key, &mut warnings)?;
+        let masses = lumped_masses(&mesh, &triangles, object, key, warnings)?;
+        let pinned = pinned_particles(&mesh, object, key, warnings)?;
         let velocity = DVec3::from_array(object.velocity);
-        for i in 0..n {
-            particles.x.push(mesh.positions[i]);
-            particles.x_prev.push(mesh.positions[i]);
-            particles.mass.push(masses[i]);
-            particles
-                .inv_mass
-                .push(if pinned[i] { 0.0 } else { 1.0 / masses[i] });
-            particles
-                .v
-                .push(if pinned[i] { DVec3::ZERO } else { velocity });
-        }
+        push_particles(
+            &mut self.particles,
+            &mesh.positions,
+            &masses,
+            &pinned,
+            velocity,
+        );
         let size = bounding_box_diagonal(&mesh.positions);
-        let degenerate = triangles
-            .iter()
+        let degenerate = (triangles.iter())
             .filter(|t| triangle_area(&mesh.positions, t) <= 1e-12 * size * size)
             .count();
         if degenerate > 0 {
@@ -102,31 +141,43 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
                 "{key}: {degenerate} degenerate (zero-area) triangles"
             ));
         }
-        let part = ObjectPart {
-            mesh: &mesh,
-            triangles: &triangles,
-            masses: &masses,
-            pinned: &pinned,
+        let sim = &self.scene.file.simulation;
+        Ok(ObjectPart {
+            mesh,
+            triangles,
+            masses,
+            pinned,
             offset,
             size,
-            key: &key,
-            solver: file.simulation.solver,
-            iterations: file.simulation.iterations as usize,
-        };
-        let recipe = part.add_constraints(object, &mut constraints, &mut warnings)?;
-        objects.push(ObjectLayout {
+            key,
+            solver: sim.solver,
+            iterations: sim.iterations as usize,
+        })
+    }
+
+    /// The object's layout in the model, without its rest volume and fluid block.
+    fn layout(
+        &self,
+        object: &Object,
+        part: ObjectPart,
+        recipe: Recipe,
+        render: Option<Arc<RenderMesh>>,
+    ) -> ObjectLayout {
+        let file = &self.scene.file;
+        let n = part.mesh.positions.len();
+        ObjectLayout {
             name: object.name.clone(),
-            particles: offset..offset + n,
+            particles: part.offset..part.offset + n,
             split_particles: Vec::new(),
             source_vertex: (0..n as u32).collect(),
             collide: object.collide,
             self_collision: object.self_collision,
-            pinned: pinned.iter().filter(|&&p| p).count(),
+            pinned: part.pinned.iter().filter(|&&p| p).count(),
             tearing: recipe.tear_strain.map(|_| Tearing {
                 recipe,
                 torn_sides: BTreeSet::new(),
                 torn_count: 0,
-                size,
+                size: part.size,
             }),
             topology_version: 0,
             animation: animation(
@@ -137,85 +188,142 @@ pub fn build(scene: &LoadedScene) -> Result<Built> {
             pinned_to: object
                 .pin_to
                 .as_ref()
-                .and_then(|name| collider_index.get(name.as_str()).copied()),
+                .and_then(|name| self.collider_index.get(name.as_str()).copied()),
             pivot: DVec3::from_array(object.translate),
             rest_volume: None,
             count_self_intersections: object.self_collision
-                || (file.gates.self_intersections.is_some() && !triangles.is_empty()),
-            render: render_mesh::bind(object, &scene.base_dir, &mesh, &triangles)
-                .with_context(|| key.clone())?,
-            triangles,
-            topology: mesh,
+                || (file.gates.self_intersections.is_some() && !part.triangles.is_empty()),
+            render,
+            triangles: part.triangles,
+            topology: part.mesh,
             fluid: None,
             fluid_surface: None,
-        });
-        if let Some(layout) = objects.last_mut() {
-            layout.rest_volume = rest_volume(layout, &particles.x);
-        }
-        if let (Some(fluid), Some(density)) = (&object.fluid, object.density) {
-            let coefficients = (fluid.viscosity, fluid.vorticity, fluid.cohesion);
-            let sim = &file.simulation;
-            let substep = 1.0 / (sim.fps * sim.substeps as f64);
-            let block = FluidBlock::new(
-                k,
-                offset..offset + n,
-                (fluid.spacing, density),
-                coefficients,
-                (substep, sim.iterations as usize),
-            );
-            if let Some(layout) = objects.last_mut() {
-                layout.fluid = Some(block.clone());
-                layout.fluid_surface = (fluid.surface.as_ref()).map(|s| Reconstruction {
-                    spacing: fluid.spacing,
-                    resolution: s.resolution,
-                });
-            }
-            fluids.push(block);
         }
     }
 
-    let colliders = colliders::build_all(scene)?;
-    let owner = objects
+    /// A fluid object's density block, kept on its layout and among the model's fluids.
+    fn add_fluid(&mut self, k: usize, object: &Object, layout: &mut ObjectLayout) {
+        let (Some(fluid), Some(density)) = (&object.fluid, object.density) else {
+            return;
+        };
+        let coefficients = (fluid.viscosity, fluid.vorticity, fluid.cohesion);
+        let sim = &self.scene.file.simulation;
+        let substep = 1.0 / (sim.fps * sim.substeps as f64);
+        let block = FluidBlock::new(
+            k,
+            layout.particles.clone(),
+            (fluid.spacing, density),
+            coefficients,
+            (substep, sim.iterations as usize),
+        );
+        layout.fluid = Some(block.clone());
+        layout.fluid_surface = (fluid.surface.as_ref()).map(|s| Reconstruction {
+            spacing: fluid.spacing,
+            resolution: s.resolution,
+        });
+        self.fluids.push(block);
+    }
+
+    /// The model with its constraints coloured, and the warnings, the contact masses' last.
+    fn into_built(self, colliders: Vec<Collider>) -> Built {
+        let ModelParts {
+            scene,
+            particles,
+            objects,
+            constraints,
+            fluids,
+            mut warnings,
+            ..
+        } = self;
+        let owner = objects
+            .iter()
+            .enumerate()
+            .flat_map(|(k, o)| o.particles.clone().map(move |_| k as u32))
+            .collect();
+        let inv_mass = &particles.inv_mass;
+        let model = Model {
+            stretch: ConstraintBlock::new(constraints.generated.stretch, inv_mass),
+            tets: ConstraintBlock::new(constraints.tets, inv_mass),
+            bending: ConstraintBlock::new(constraints.generated.bending, inv_mass),
+            isometric_bending: ConstraintBlock::new(
+                constraints.generated.isometric_bending,
+                inv_mass,
+            ),
+            rope_bending: ConstraintBlock::new(constraints.generated.rope_bending, inv_mass),
+            long_range: ConstraintBlock::new(constraints.generated.long_range, inv_mass),
+            volumes: constraints.volumes,
+            shape_matching: constraints.shape_matching,
+            materials: constraints.materials,
+            particles,
+            objects,
+            owner,
+            fluids,
+            colliders,
+            params: solver_params(&scene.file),
+        };
+        warnings.extend(contact_masses::warning(&model));
+        Built { model, warnings }
+    }
+}
+
+/// Refuses a placement (`scale`, `rotate`, `translate`) that puts a vertex beyond the world's
+/// coordinate range, or at a non-finite position.
+fn check_placement(mesh: &Mesh, key: &str) -> Result<()> {
+    if let Some((vertex, p)) = mesh
+        .positions
         .iter()
         .enumerate()
-        .flat_map(|(k, o)| o.particles.clone().map(move |_| k as u32))
-        .collect();
-    let inv_mass = &particles.inv_mass;
+        .find(|(_, p)| !p.is_finite() || p.abs().max_element() > obj::MAX_ABS_COORDINATE)
+    {
+        bail!(
+            "{key}: placement puts vertex {vertex} at {p}, beyond ±{:e} m (check `scale` and `translate`)",
+            obj::MAX_ABS_COORDINATE
+        );
+    }
+    Ok(())
+}
+
+/// Appends an object's particles at rest `positions`: pinned ones get `1/m = 0` (the solver
+/// does not move them) and no velocity, the others `velocity`.
+fn push_particles(
+    particles: &mut Particles,
+    positions: &[DVec3],
+    masses: &[f64],
+    pinned: &[bool],
+    velocity: DVec3,
+) {
+    for i in 0..positions.len() {
+        particles.x.push(positions[i]);
+        particles.x_prev.push(positions[i]);
+        particles.mass.push(masses[i]);
+        particles
+            .inv_mass
+            .push(if pinned[i] { 0.0 } else { 1.0 / masses[i] });
+        particles
+            .v
+            .push(if pinned[i] { DVec3::ZERO } else { velocity });
+    }
+}
+
+/// The solver's settings from `[simulation]` and `[collision]`.
+fn solver_params(file: &SceneFile) -> SolverParams {
     let sim = &file.simulation;
-    let model = Model {
-        stretch: ConstraintBlock::new(constraints.generated.stretch, inv_mass),
-        tets: ConstraintBlock::new(constraints.tets, inv_mass),
-        bending: ConstraintBlock::new(constraints.generated.bending, inv_mass),
-        isometric_bending: ConstraintBlock::new(constraints.generated.isometric_bending, inv_mass),
-        rope_bending: ConstraintBlock::new(constraints.generated.rope_bending, inv_mass),
-        long_range: ConstraintBlock::new(constraints.generated.long_range, inv_mass),
-        volumes: constraints.volumes,
-        shape_matching: constraints.shape_matching,
-        materials: constraints.materials,
-        particles,
-        objects,
-        owner,
-        fluids,
-        colliders,
-        params: SolverParams {
-            fps: sim.fps,
-            substeps: sim.substeps as usize,
-            iterations: sim.iterations as usize,
-            gravity: DVec3::from_array(sim.gravity),
-            velocity_damping: sim.velocity_damping,
-            max_speed: sim.max_speed,
-            particle_radius: file.collision.thickness,
-            particle_friction: file.collision.friction,
-            max_mass_ratio: file.collision.max_mass_ratio,
-            projective: (sim.solver == SolverKind::Projective).then(|| {
-                crate::solver::projective::Settings {
-                    chebyshev_rho: sim.projective.as_ref().map_or(0.0, |t| t.chebyshev_rho),
-                }
-            }),
-        },
-    };
-    warnings.extend(contact_masses::warning(&model));
-    Ok(Built { model, warnings })
+    SolverParams {
+        fps: sim.fps,
+        substeps: sim.substeps as usize,
+        iterations: sim.iterations as usize,
+        gravity: DVec3::from_array(sim.gravity),
+        velocity_damping: sim.velocity_damping,
+        max_speed: sim.max_speed,
+        particle_radius: file.collision.thickness,
+        particle_friction: file.collision.friction,
+        max_mass_ratio: file.collision.max_mass_ratio,
+        projective: (sim.solver == SolverKind::Projective).then(|| {
+            crate::solver::projective::Settings {
+                chebyshev_rho: sim.projective.as_ref().map_or(0.0, |t| t.chebyshev_rho),
+            }
+        }),
+    }
 }
 
 /// What a mesh file is read for, which decides the formats it may have.

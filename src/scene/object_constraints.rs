@@ -38,12 +38,14 @@ fn material(table: &dyn Resistance, solver: SolverKind, iterations: usize) -> Ma
     }
 }
 
-/// One object's placed geometry, masses and pins, while its constraints are made.
+/// One object's placed geometry, masses and pins: what its constraints are made from, and
+/// then what its layout keeps.
 pub(super) struct ObjectPart<'a> {
-    pub(super) mesh: &'a Mesh,
-    pub(super) triangles: &'a [[u32; 3]],
-    pub(super) masses: &'a [f64],
-    pub(super) pinned: &'a [bool],
+    pub(super) mesh: Mesh,
+    /// The mesh's faces as triangles.
+    pub(super) triangles: Vec<[u32; 3]>,
+    pub(super) masses: Vec<f64>,
+    pub(super) pinned: Vec<bool>,
     /// Index of the object's first particle.
     pub(super) offset: usize,
     /// Bounding-box diagonal: the scale for degeneracy thresholds.
@@ -107,7 +109,7 @@ impl ObjectPart<'_> {
     /// Refuses topology kinds the geometry cannot carry: bending without faces or lines,
     /// plastic bending on lines, tethers without pins.
     fn check_recipe_fits(&self, object: &Object) -> Result<()> {
-        let (mesh, key) = (self.mesh, self.key);
+        let (mesh, key) = (&self.mesh, self.key);
         if object.bending.is_some() && self.triangles.is_empty() && mesh.segments.is_empty() {
             bail!("{key}.bending: needs faces or line segments");
         }
@@ -130,8 +132,8 @@ impl ObjectPart<'_> {
         let pinned = |i: u32| self.pinned[i as usize];
         let generated = generate(
             &Source {
-                mesh: self.mesh,
-                triangles: self.triangles,
+                mesh: &self.mesh,
+                triangles: &self.triangles,
                 global: &global,
                 pinned: &pinned,
                 size: self.size,
@@ -156,7 +158,7 @@ impl ObjectPart<'_> {
         out: &mut Constraints,
         warnings: &mut Vec<String>,
     ) -> Result<()> {
-        let (mesh, key) = (self.mesh, self.key);
+        let (mesh, key) = (&self.mesh, self.key);
         let Some(table) = &object.tets else {
             return Ok(());
         };
@@ -210,21 +212,21 @@ impl ObjectPart<'_> {
         out: &mut Constraints,
         warnings: &mut Vec<String>,
     ) -> Result<()> {
-        let (mesh, key) = (self.mesh, self.key);
+        let (mesh, key) = (&self.mesh, self.key);
         let Some(table) = &object.volume else {
             return Ok(());
         };
         if self.triangles.is_empty() {
             bail!("{key}.volume: needs a closed surface of faces, and this geometry has none");
         }
-        let open = open_edges(self.triangles);
+        let open = open_edges(&self.triangles);
         if open > 0 {
             bail!(
                 "{key}.volume: needs a closed surface, but {open} edges border only one face \
                  (use a closed mesh, `sphere` or `box`)"
             );
         }
-        let rest = enclosed_volume(&mesh.positions, self.triangles);
+        let rest = enclosed_volume(&mesh.positions, &self.triangles);
         if rest.abs() <= 1e-12 * self.size.powi(3) {
             bail!("{key}.volume: the surface encloses no volume");
         }
@@ -255,7 +257,7 @@ impl ObjectPart<'_> {
         out.shape_matching.push(ShapeMatchingConstraint::new(
             self.offset..self.offset + n,
             &self.mesh.positions,
-            self.masses,
+            &self.masses,
             self.material(table),
         ));
         if let Some(plasticity) = table.plasticity() {
