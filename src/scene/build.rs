@@ -508,7 +508,7 @@ fn check_masses(masses: &[f64], key: &str) -> Result<()> {
     let range = MIN_PARTICLE_MASS..=MAX_PARTICLE_MASS;
     if let Some((i, m)) = masses.iter().enumerate().find(|(_, m)| !range.contains(*m)) {
         bail!(
-            "{key}: particle {i} would weigh {m:e} kg; particle masses must be from              {MIN_PARTICLE_MASS:e} to {MAX_PARTICLE_MASS:e} kg (check `density`, `mass`, `particle_mass` and `scale`)"
+            "{key}: particle {i} would weigh {m:e} kg; particle masses must be from {MIN_PARTICLE_MASS:e} to {MAX_PARTICLE_MASS:e} kg (check `density`, `mass`, `particle_mass` and `scale`)"
         );
     }
     Ok(())
@@ -683,7 +683,7 @@ pub(super) mod tests {
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1.0\npin = [4]\n", "object[0] (g).pin[0]: index 4 is out of range"),
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2000000, 2000000] }\ndensity = 1.0\n", "limit"),
             ("[[object]]\nname = \"m\"\nmesh = \"does/not/exist.obj\"\ndensity = 1.0\n", "cannot read"),
-            ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1e-320\n", "particle masses must be from"),
+            ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\ndensity = 1e-320\n", "particle masses must be from 1e-12 to 1e12 kg"),
             ("[[object]]\nname = \"g\"\ngrid = { size = [1.0, 1.0], resolution = [2, 2] }\nparticle_mass = 1e300\n", "particle masses must be from"),
             ("[[object]]\nname = \"r\"\nrope = { start = [0.0, 0.0, 0.0], end = [1.0, 0.0, 0.0], segments = 2 }\ndensity = 1.0\nvolume = {}\n", "has none"),
         ] {
