@@ -11,8 +11,9 @@ use xpbd_sim::gates::limits;
 use xpbd_sim::model::{kind_counts, Model, ObjectLayout};
 use xpbd_sim::output::clobber::refuse_writing_over_inputs;
 use xpbd_sim::quote::shown_path;
-use xpbd_sim::scene::build::{build, human_bytes, Built};
+use xpbd_sim::scene::build::{build, Built};
 use xpbd_sim::scene::load::{gate_override, load, LoadedScene};
+use xpbd_sim::scene::memory_budget::human_bytes;
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::scene::validate::validate;
 

@@ -12,7 +12,8 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
-use xpbd_sim::scene::build::{build, primitive_particles};
+use xpbd_sim::scene::build::build;
+use xpbd_sim::scene::memory_budget::primitive_particles;
 use xpbd_sim::scene::load::load_bytes;
 use xpbd_sim::scene::validate::validate;
 

@@ -5,7 +5,7 @@
 //! `memory_budget.rs`.
 
 use super::load::LoadedScene;
-use super::memory_budget::{check_memory, ensure_available};
+use super::memory_budget::{check_memory, ensure_available, human_bytes, primitive_particles};
 use super::object_constraints::{open_edges, Constraints, ObjectPart};
 use super::types::{self, Object, SceneFile, SolverKind};
 use super::{colliders, contact_masses, render_mesh};
@@ -24,9 +24,6 @@ use glam::DVec3;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
-
-// The budget's public functions at the path the binary and the fuzz target import them from.
-pub use super::memory_budget::{human_bytes, primitive_particles};
 
 /// Range of a particle's mass, kg: outside it `1/m` or the energies leave f64's useful range.
 pub const MIN_PARTICLE_MASS: f64 = 1e-12;
