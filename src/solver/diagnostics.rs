@@ -19,6 +19,7 @@ use super::colouring::ConstraintBlock;
 use super::step::Solver;
 use crate::collision::intersections::CrossingPairs;
 use crate::constraints::Constraint;
+use crate::model::Model;
 use glam::DVec3;
 use rayon::prelude::*;
 use rayon::ThreadPool;
@@ -220,7 +221,62 @@ fn crossing_counts(solver: &Solver) -> BTreeMap<String, usize> {
 
 pub fn measure(solver: &Solver) -> FrameDiagnostics {
     let model = &solver.model;
-    let pool = solver.pool();
+    let x = &model.particles.x;
+    let (total, particle_maxima) = particle_sums(solver);
+    let (residual_max, residual_rms) = residuals(solver.pool(), model);
+    let strain_maxima = edge_strain_maxima(solver.pool(), model);
+    let max_edge_strain = strain_maxima.iter().fold(0.0f64, |m, s| m.max(s[0]));
+    let touching = solver.particle_contact_counts();
+    let fluid_figures = crate::solver::fluids::figures(&model.fluids, x);
+    FrameDiagnostics {
+        kinetic_energy: total.kinetic_energy,
+        potential_energy: total.potential_energy,
+        max_speed: total.max_speed,
+        momentum: total.momentum.to_array(),
+        residual_max,
+        residual_rms,
+        max_edge_strain,
+        contacts: solver.contact_count(),
+        particle_contacts: touching.pairs,
+        triangle_contacts: touching.point_triangle,
+        edge_contacts: touching.edge_edge,
+        feature_contacts: solver.feature_contact_count(),
+        self_intersections: crossing_counts(solver),
+        max_penetration: total.max_penetration,
+        torn_edges: model
+            .objects
+            .iter()
+            .filter_map(|o| o.tearing.as_ref())
+            .map(|t| t.torn_count)
+            .sum(),
+        objects: model
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(k, o)| {
+                let fluid = (model.fluids.iter().zip(&fluid_figures)).find(|(b, _)| b.object == k);
+                let figures = ObjectFigures {
+                    max_speed: particle_maxima[k][0],
+                    max_edge_strain: strain_maxima[k][0],
+                    max_penetration: particle_maxima[k][1],
+                    volume_change: o.volume_change(x),
+                    mean_density_error: fluid.map(|(_, f)| f.mean_density_error),
+                    max_density_error: fluid.map(|(_, f)| f.max_density_error),
+                    fluid_particles: fluid.map(|(_, f)| f.particles),
+                    surface_triangles: None,
+                };
+                (o.name.clone(), figures)
+            })
+            .collect(),
+        projective: solver.projective_figures(),
+    }
+}
+
+/// The particles' energies, momentum, fastest speed and deepest penetration of a collider,
+/// summed in fixed chunks joined in order, and per object the fastest speed and the deepest
+/// penetration (of a particle, or of a collider's surface through a cloth face).
+fn particle_sums(solver: &Solver) -> (ParticleSums, Vec<[f64; 2]>) {
+    let model = &solver.model;
     let p = &model.particles;
     let g = model.params.gravity;
     let collides: Vec<bool> = model
@@ -230,7 +286,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         .collect();
     // Colliders where their keys (and mesh sequences) have them now.
     let posed = solver.posed_colliders();
-    let particle_parts = chunked(pool, p.len(), |range| {
+    let particle_parts = chunked(solver.pool(), p.len(), |range| {
         let mut sums = ParticleSums::default();
         for i in range {
             let speed_sq = p.v[i].length_squared();
@@ -273,8 +329,16 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         let object = &mut particle_maxima[model.owner[particle] as usize][1];
         *object = object.max(depth);
     }
+    (total, particle_maxima)
+}
 
-    let volume_values: Vec<f64> = model.volumes.iter().map(|v| v.value(&p.x)).collect();
+/// The largest and the root-mean-square residual of each constraint kind the model has.
+fn residuals(
+    pool: &ThreadPool,
+    model: &Model,
+) -> (BTreeMap<&'static str, f64>, BTreeMap<&'static str, f64>) {
+    let x = &model.particles.x;
+    let volume_values: Vec<f64> = model.volumes.iter().map(|v| v.value(x)).collect();
     let volume_max = volume_values.iter().fold(0.0f64, |m, c| m.max(c.abs()));
     let volume_rms = if volume_values.is_empty() {
         0.0
@@ -283,7 +347,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
     };
     let (mut cluster_max, mut cluster_sum_sq, mut cluster_count) = (0.0f64, 0.0, 0usize);
     for cluster in &model.shape_matching {
-        let (max, sum_sq, count) = cluster.residual_sums(&p.x, &p.mass);
+        let (max, sum_sq, count) = cluster.residual_sums(x, &model.particles.mass);
         cluster_max = cluster_max.max(max);
         cluster_sum_sq += sum_sq;
         cluster_count += count;
@@ -299,27 +363,27 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         (
             "stretch",
             model.stretch.len(),
-            block_residuals(pool, &model.stretch, &p.x),
+            block_residuals(pool, &model.stretch, x),
         ),
         (
             "tets",
             model.tets.len(),
-            block_residuals(pool, &model.tets, &p.x),
+            block_residuals(pool, &model.tets, x),
         ),
         (
             "bending",
             model.bending.len(),
-            block_residuals(pool, &model.bending, &p.x),
+            block_residuals(pool, &model.bending, x),
         ),
         (
             "isometric_bending",
             model.isometric_bending.len(),
-            block_residuals(pool, &model.isometric_bending, &p.x),
+            block_residuals(pool, &model.isometric_bending, x),
         ),
         (
             "rope_bending",
             model.rope_bending.len(),
-            block_residuals(pool, &model.rope_bending, &p.x),
+            block_residuals(pool, &model.rope_bending, x),
         ),
         ("volume", model.volumes.len(), (volume_max, volume_rms)),
         (
@@ -330,7 +394,7 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
         (
             "long_range",
             model.long_range.len(),
-            block_residuals(pool, &model.long_range, &p.x),
+            block_residuals(pool, &model.long_range, x),
         ),
     ] {
         if count > 0 {
@@ -338,61 +402,21 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
             residual_rms.insert(kind, rms);
         }
     }
-    let stretch = &model.stretch.items;
+    (residual_max, residual_rms)
+}
+
+/// Per object, the largest strain of an edge of the user's mesh (a quad's diagonal
+/// stretching is shear, not edge strain).
+fn edge_strain_maxima(pool: &ThreadPool, model: &Model) -> Vec<[f64; 1]> {
+    let (stretch, x) = (&model.stretch.items, &model.particles.x);
     let strain_parts = chunked(pool, stretch.len(), |range| {
         let mut maxima = ObjectMaxima::default();
-        // Edges of the user's mesh: a quad's diagonal stretching is shear, not edge strain.
         for c in stretch[range].iter().filter(|c| !c.diagonal) {
-            maxima.add(model.owner[c.particles[0] as usize], [c.strain(&p.x).abs()]);
+            maxima.add(model.owner[c.particles[0] as usize], [c.strain(x).abs()]);
         }
         maxima
     });
-    let strain_maxima = ObjectMaxima::combine(strain_parts.into_iter(), model.objects.len());
-    let max_edge_strain = strain_maxima.iter().fold(0.0f64, |m, s| m.max(s[0]));
-    let touching = solver.particle_contact_counts();
-    let fluid_figures = crate::solver::fluids::figures(&model.fluids, &p.x);
-    FrameDiagnostics {
-        kinetic_energy: total.kinetic_energy,
-        potential_energy: total.potential_energy,
-        max_speed: total.max_speed,
-        momentum: total.momentum.to_array(),
-        residual_max,
-        residual_rms,
-        max_edge_strain,
-        contacts: solver.contact_count(),
-        particle_contacts: touching.pairs,
-        triangle_contacts: touching.point_triangle,
-        edge_contacts: touching.edge_edge,
-        feature_contacts: solver.feature_contact_count(),
-        self_intersections: crossing_counts(solver),
-        max_penetration: total.max_penetration,
-        torn_edges: model
-            .objects
-            .iter()
-            .filter_map(|o| o.tearing.as_ref())
-            .map(|t| t.torn_count)
-            .sum(),
-        objects: model
-            .objects
-            .iter()
-            .enumerate()
-            .map(|(k, o)| {
-                let fluid = (model.fluids.iter().zip(&fluid_figures)).find(|(b, _)| b.object == k);
-                let figures = ObjectFigures {
-                    max_speed: particle_maxima[k][0],
-                    max_edge_strain: strain_maxima[k][0],
-                    max_penetration: particle_maxima[k][1],
-                    volume_change: o.volume_change(&p.x),
-                    mean_density_error: fluid.map(|(_, f)| f.mean_density_error),
-                    max_density_error: fluid.map(|(_, f)| f.max_density_error),
-                    fluid_particles: fluid.map(|(_, f)| f.particles),
-                    surface_triangles: None,
-                };
-                (o.name.clone(), figures)
-            })
-            .collect(),
-        projective: solver.projective_figures(),
-    }
+    ObjectMaxima::combine(strain_parts.into_iter(), model.objects.len())
 }
 
 #[cfg(test)]
