@@ -72,6 +72,13 @@ const NO_CONTACT: u32 = u32::MAX;
 /// Restitution cut-off speed, m/s, when gravity is zero.
 const REST_SPEED_WITHOUT_GRAVITY: f64 = 1e-3;
 
+/// A pinned particle that its object's keys or its collider move: particle, object, rest
+/// position.
+type AnimatedPin = (usize, usize, DVec3);
+
+/// A pinned particle attached to a mesh collider's surface: particle, collider, where.
+type SurfacePin = (usize, usize, SurfaceAttachment);
+
 /// Where and how the simulation blew up.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Divergence {
@@ -158,9 +165,9 @@ pub struct Solver {
     /// Whether each particle collides (its object's `collide` and not pinned).
     collides: Vec<bool>,
     /// Pinned particles of animated objects: particle, object, rest position.
-    animated_pins: Vec<(usize, usize, DVec3)>,
+    animated_pins: Vec<AnimatedPin>,
     /// Pinned particles attached to a mesh collider's surface: particle, collider, where.
-    surface_pins: Vec<(usize, usize, SurfaceAttachment)>,
+    surface_pins: Vec<SurfacePin>,
     /// Simulated time at the current state, seconds.
     time: f64,
     /// Per collider, its posed mesh (mesh colliders only).
@@ -201,11 +208,7 @@ impl Solver {
     /// A solver running on `threads` worker threads (at least 1).
     pub fn new(model: Model, threads: usize) -> Result<Self> {
         let n = model.particles.len();
-        let collides = (0..n)
-            .map(|i| {
-                model.objects[model.owner[i] as usize].collide && model.particles.inv_mass[i] > 0.0
-            })
-            .collect();
+        let collides = colliding_particles(&model);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .thread_name(|k| format!("xpbd-worker-{k}"))
@@ -216,35 +219,7 @@ impl Solver {
             .iter()
             .map(|c| MeshPose::new(c, 0.0))
             .collect();
-        let mut animated_pins = Vec::new();
-        let mut surface_pins = Vec::new();
-        for (k, object) in model.objects.iter().enumerate() {
-            if object.animation.is_none() && object.pinned_to.is_none() {
-                continue;
-            }
-            let mesh = object.pinned_to.and_then(|c| {
-                Some((
-                    c,
-                    mesh_poses[c].as_ref()?,
-                    model.colliders[c].mesh.as_ref()?,
-                ))
-            });
-            for local in 0..object.vertex_count() as u32 {
-                let i = object.global(local);
-                if model.particles.inv_mass[i] != 0.0 {
-                    continue;
-                }
-                let rest = object.topology.positions[local as usize];
-                match mesh {
-                    Some((c, pose, geometry)) => {
-                        if let Some(attachment) = pose.attach(geometry, rest) {
-                            surface_pins.push((i, c, attachment));
-                        }
-                    }
-                    None => animated_pins.push((i, k, rest)),
-                }
-            }
-        }
+        let (animated_pins, surface_pins) = moved_pins(&model, &mesh_poses);
         let contact_len = collider_contact_len(&model, n);
         let clearance_len = clearance_len(&model, n);
         let particle_contacts = ParticleContacts::new(&model);
@@ -339,12 +314,7 @@ impl Solver {
         self.particle_contacts = RwLock::new(particle_contacts);
         self.feature_contacts = RwLock::new(FeatureContacts::new(&self.model));
         self.fluids = super::fluids::FluidState::new(&self.model, self.pool.current_num_threads());
-        let model = &self.model;
-        self.collides = (0..n)
-            .map(|i| {
-                model.objects[model.owner[i] as usize].collide && model.particles.inv_mass[i] > 0.0
-            })
-            .collect();
+        self.collides = colliding_particles(&self.model);
     }
 
     /// Per object, the tree of its last crossing count, kept for the next
@@ -567,6 +537,54 @@ impl Solver {
     }
 }
 
+/// Whether each particle takes collider contacts: its object collides and it is not pinned.
+fn colliding_particles(model: &Model) -> Vec<bool> {
+    (0..model.particles.len())
+        .map(|i| {
+            model.objects[model.owner[i] as usize].collide && model.particles.inv_mass[i] > 0.0
+        })
+        .collect()
+}
+
+/// The pinned particles that move, in two lists: those of objects pinned to a mesh collider
+/// follow its surface (a rest position the surface cannot hold is left out); those of other
+/// animated or collider-pinned objects follow the object's keys or the collider's pose.
+fn moved_pins(
+    model: &Model,
+    mesh_poses: &[Option<MeshPose>],
+) -> (Vec<AnimatedPin>, Vec<SurfacePin>) {
+    let mut animated_pins = Vec::new();
+    let mut surface_pins = Vec::new();
+    for (k, object) in model.objects.iter().enumerate() {
+        if object.animation.is_none() && object.pinned_to.is_none() {
+            continue;
+        }
+        let mesh = object.pinned_to.and_then(|c| {
+            Some((
+                c,
+                mesh_poses[c].as_ref()?,
+                model.colliders[c].mesh.as_ref()?,
+            ))
+        });
+        for local in 0..object.vertex_count() as u32 {
+            let i = object.global(local);
+            if model.particles.inv_mass[i] != 0.0 {
+                continue;
+            }
+            let rest = object.topology.positions[local as usize];
+            match mesh {
+                Some((c, pose, geometry)) => {
+                    if let Some(attachment) = pose.attach(geometry, rest) {
+                        surface_pins.push((i, c, attachment));
+                    }
+                }
+                None => animated_pins.push((i, k, rest)),
+            }
+        }
+    }
+    (animated_pins, surface_pins)
+}
+
 fn out_of_bounds(x: DVec3) -> bool {
     x.abs().max_element() > MAX_ABS_COORDINATE
 }
@@ -629,8 +647,8 @@ struct Frame<'a> {
     /// Whether any mesh collider moves (a mesh sequence or keyed transforms).
     moving_meshes: bool,
     objects: &'a [crate::model::ObjectLayout],
-    animated_pins: &'a [(usize, usize, DVec3)],
-    surface_pins: &'a [(usize, usize, SurfaceAttachment)],
+    animated_pins: &'a [AnimatedPin],
+    surface_pins: &'a [SurfacePin],
     contact_surface: SharedSlice<'a, DVec3>,
     material_terms: &'a [Terms<f64>],
     params: &'a SolverParams,
