@@ -14,7 +14,9 @@ use crate::quote::{quoted, shown_path};
 use anyhow::{anyhow, bail, Context, Result};
 use glam::DVec3;
 use ply_rs_bw::parser::Parser;
-use ply_rs_bw::ply::{ElementDef, Encoding, Property, PropertyAccess, PropertyType, ScalarType};
+use ply_rs_bw::ply::{
+    ElementDef, Encoding, Header, Property, PropertyAccess, PropertyType, ScalarType,
+};
 use std::path::Path;
 
 pub fn read_ply(path: &Path) -> Result<Mesh> {
@@ -22,7 +24,8 @@ pub fn read_ply(path: &Path) -> Result<Mesh> {
     parse_ply(&bytes).with_context(|| format!("invalid PLY file {}", shown_path(path)))
 }
 
-/// Parses a whole PLY file held in memory.
+/// Parses a whole PLY file held in memory: the header and its limits first, then every
+/// element's items in file order, then the indices against the vertex count.
 pub fn parse_ply(bytes: &[u8]) -> Result<Mesh> {
     check_unique_declarations(bytes)?;
     let mut rest = bytes;
@@ -31,6 +34,33 @@ pub fn parse_ply(bytes: &[u8]) -> Result<Mesh> {
         .map_err(|e| anyhow!("header: {}", ply_message(&e, true)))?;
     let elements: Vec<&ElementDef> = header.elements.values().collect();
     check_counts_fit(&elements, header.encoding, rest.len() as u64)?;
+    let uv_slots = check_vertex_element(&header)?;
+
+    let mut payload = Payload::after_header(bytes, rest, header.encoding);
+    let mut mesh = Mesh::new();
+    let mut uvs = Vec::new();
+    for element in elements {
+        match element.name.as_str() {
+            "vertex" => uvs = read_vertices(&mut payload, element, uv_slots, &mut mesh)?,
+            "face" => read_faces(&mut payload, element, &mut mesh)?,
+            "edge" => read_edges(&mut payload, element, &mut mesh)?,
+            _ => {
+                for k in 0..element.count {
+                    payload.next::<Ignored>(element, k)?;
+                }
+            }
+        }
+    }
+    if uv_slots.is_some() {
+        mesh.uvs = Some(uvs);
+    }
+    check_indices_in_range(&mesh)?;
+    Ok(mesh)
+}
+
+/// Checks the header's `element vertex`: present, within [`MAX_VERTICES`], with `x y z`.
+/// Returns the slots in [`VERTEX_PROPERTIES`] of the first texture coordinate pair it has.
+fn check_vertex_element(header: &Header) -> Result<Option<[usize; 2]>> {
     let vertex = header
         .elements
         .get("vertex")
@@ -46,89 +76,90 @@ pub fn parse_ply(bytes: &[u8]) -> Result<Mesh> {
             bail!("`element vertex` has no `{axis}` property");
         }
     }
-    let uv_slots = [[3, 4], [5, 6], [7, 8]].into_iter().find(|slots| {
+    Ok([[3, 4], [5, 6], [7, 8]].into_iter().find(|slots| {
         slots
             .iter()
             .all(|&k| vertex.properties.contains_key(VERTEX_PROPERTIES[k]))
-    });
+    }))
+}
 
-    let header_bytes = &bytes[..bytes.len() - rest.len()];
-    let mut payload = Payload {
-        rest,
-        encoding: header.encoding,
-        line: header_bytes.iter().filter(|&&b| b == b'\n').count(),
-    };
-    let mut mesh = Mesh::new();
+/// Reads the items of `element vertex` into `mesh.positions`, every position and texture
+/// coordinate a number that passes [`check_coordinate`]. Returns the texture coordinates
+/// (none without `uv_slots`).
+fn read_vertices(
+    payload: &mut Payload,
+    element: &ElementDef,
+    uv_slots: Option<[usize; 2]>,
+    mesh: &mut Mesh,
+) -> Result<Vec<[f64; 2]>> {
     let mut uvs = Vec::new();
-    for element in elements {
-        match element.name.as_str() {
-            "vertex" => {
-                mesh.positions.reserve(element.count);
-                for k in 0..element.count {
-                    let item: VertexItem = payload.next(element, k)?;
-                    let value = |slot: usize| -> Result<f64> {
-                        let name = VERTEX_PROPERTIES[slot];
-                        let value = item.values[slot].with_context(|| {
-                            format!("{}: `{name}` is not a number", payload.at(element, k))
-                        })?;
-                        check_coordinate(value)
-                            .with_context(|| format!("{}: `{name}`", payload.at(element, k)))?;
-                        Ok(value)
-                    };
-                    mesh.positions
-                        .push(DVec3::new(value(0)?, value(1)?, value(2)?));
-                    if let Some([u, v]) = uv_slots {
-                        uvs.push([value(u)?, value(v)?]);
-                    }
-                }
-            }
-            "face" => {
-                for k in 0..element.count {
-                    let item: FaceItem = payload.next(element, k)?;
-                    let at = || payload.at(element, k);
-                    let list = item
-                        .list
-                        .with_context(|| format!("{}: no `vertex_indices` list", at()))?;
-                    if list.len() < 3 || list.len() > MAX_POLYGON_VERTICES {
-                        bail!(
-                            "{}: {} corners; 3 to {MAX_POLYGON_VERTICES} are supported",
-                            at(),
-                            list.len()
-                        );
-                    }
-                    let corners = list
-                        .iter()
-                        .map(|&index| to_index(index).with_context(at))
-                        .collect::<Result<Vec<u32>>>()?;
-                    mesh.add_face(&corners).with_context(at)?;
-                }
-            }
-            "edge" => {
-                for k in 0..element.count {
-                    let item: EdgeItem = payload.next(element, k)?;
-                    let end = |slot: usize| -> Result<u32> {
-                        let name = ["vertex1", "vertex2"][slot];
-                        let at = payload.at(element, k);
-                        let value =
-                            item.ends[slot].with_context(|| format!("{at}: no `{name}`"))?;
-                        if value.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&value) {
-                            bail!("{at}: `{name}` = {value} is not a vertex index");
-                        }
-                        to_index(value as i64).with_context(|| at.clone())
-                    };
-                    mesh.segments.push([end(0)?, end(1)?]);
-                }
-            }
-            _ => {
-                for k in 0..element.count {
-                    payload.next::<Ignored>(element, k)?;
-                }
-            }
+    mesh.positions.reserve(element.count);
+    for k in 0..element.count {
+        let item: VertexItem = payload.next(element, k)?;
+        let value = |slot: usize| -> Result<f64> {
+            let name = VERTEX_PROPERTIES[slot];
+            let value = item.values[slot]
+                .with_context(|| format!("{}: `{name}` is not a number", payload.at(element, k)))?;
+            check_coordinate(value)
+                .with_context(|| format!("{}: `{name}`", payload.at(element, k)))?;
+            Ok(value)
+        };
+        mesh.positions
+            .push(DVec3::new(value(0)?, value(1)?, value(2)?));
+        if let Some([u, v]) = uv_slots {
+            uvs.push([value(u)?, value(v)?]);
         }
     }
-    if uv_slots.is_some() {
-        mesh.uvs = Some(uvs);
+    Ok(uvs)
+}
+
+/// Reads the items of `element face` into `mesh`'s polygons: 3 to [`MAX_POLYGON_VERTICES`]
+/// corners each, every index a valid `u32` (checked against the vertex count later, by
+/// [`check_indices_in_range`]).
+fn read_faces(payload: &mut Payload, element: &ElementDef, mesh: &mut Mesh) -> Result<()> {
+    for k in 0..element.count {
+        let item: FaceItem = payload.next(element, k)?;
+        let at = || payload.at(element, k);
+        let list = item
+            .list
+            .with_context(|| format!("{}: no `vertex_indices` list", at()))?;
+        if list.len() < 3 || list.len() > MAX_POLYGON_VERTICES {
+            bail!(
+                "{}: {} corners; 3 to {MAX_POLYGON_VERTICES} are supported",
+                at(),
+                list.len()
+            );
+        }
+        let corners = list
+            .iter()
+            .map(|&index| to_index(index).with_context(at))
+            .collect::<Result<Vec<u32>>>()?;
+        mesh.add_face(&corners).with_context(at)?;
     }
+    Ok(())
+}
+
+/// Reads the items of `element edge` into `mesh.segments`: `vertex1` and `vertex2` may be of
+/// any scalar type, but must hold whole numbers that fit a `u32`.
+fn read_edges(payload: &mut Payload, element: &ElementDef, mesh: &mut Mesh) -> Result<()> {
+    for k in 0..element.count {
+        let item: EdgeItem = payload.next(element, k)?;
+        let end = |slot: usize| -> Result<u32> {
+            let name = ["vertex1", "vertex2"][slot];
+            let at = payload.at(element, k);
+            let value = item.ends[slot].with_context(|| format!("{at}: no `{name}`"))?;
+            if value.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&value) {
+                bail!("{at}: `{name}` = {value} is not a vertex index");
+            }
+            to_index(value as i64).with_context(|| at.clone())
+        };
+        mesh.segments.push([end(0)?, end(1)?]);
+    }
+    Ok(())
+}
+
+/// Refuses the first face corner or segment end, in that order, that names no vertex.
+fn check_indices_in_range(mesh: &Mesh) -> Result<()> {
     let vertex_count = mesh.positions.len();
     let out_of_range = mesh
         .face_indices
@@ -138,7 +169,7 @@ pub fn parse_ply(bytes: &[u8]) -> Result<Mesh> {
     if let Some(k) = out_of_range {
         bail!("vertex index {k} out of range ({vertex_count} vertices)");
     }
-    Ok(mesh)
+    Ok(())
 }
 
 /// The payload not read yet, with the line it starts on (ascii) for error messages.
@@ -149,7 +180,17 @@ struct Payload<'a> {
     line: usize,
 }
 
-impl Payload<'_> {
+impl<'a> Payload<'a> {
+    /// The payload `rest` that follows the header of the file `bytes`.
+    fn after_header(bytes: &[u8], rest: &'a [u8], encoding: Encoding) -> Self {
+        let header_bytes = &bytes[..bytes.len() - rest.len()];
+        Payload {
+            rest,
+            encoding,
+            line: header_bytes.iter().filter(|&&b| b == b'\n').count(),
+        }
+    }
+
     /// Reads item `k` of `element`: one line in ascii, its bytes in binary.
     fn next<E: PropertyAccess>(&mut self, element: &ElementDef, k: usize) -> Result<E> {
         let parser = Parser::<E>::new();
