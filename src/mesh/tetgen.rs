@@ -46,7 +46,26 @@ fn count(word: Option<&&str>, what: &str, line: usize) -> Result<usize> {
         .map_err(|_| anyhow::anyhow!("line {line}: {what} is not a whole number"))
 }
 
+/// Parses a TetGen mesh from the texts of its `.node` and `.ele` files: the nodes, then the
+/// tetrahedra, then the surface as their boundary.
 pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
+    let (positions, base) = parse_nodes(nodes)?;
+    let (tets, tet_lines) = parse_elements(elements, base, positions.len())?;
+    let mut mesh = Mesh {
+        positions,
+        tets,
+        ..Mesh::new()
+    };
+    if let Some(warning) = orientation_warning(&mesh, &tet_lines) {
+        mesh.warnings.push(warning);
+    }
+    mesh.set_boundary_faces();
+    Ok(mesh)
+}
+
+/// The nodes of a `.node` file, in file order, and the first node's number (0 when there are
+/// none), from which the `.ele` file numbers them.
+fn parse_nodes(nodes: &str) -> Result<(Vec<DVec3>, usize)> {
     let mut node_lines = records(nodes);
     let (line, header) = node_lines.next().context(".node: empty file")?;
     let node_count = count(header.first(), "the node count", line).context(".node")?;
@@ -60,8 +79,7 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
     if node_count > MAX_VERTICES {
         bail!(".node line {line}: {node_count} nodes; at most {MAX_VERTICES} are supported");
     }
-    let mut mesh = Mesh::new();
-    mesh.positions.reserve(node_count);
+    let mut positions = Vec::with_capacity(node_count);
     let mut first_index = None;
     for (line, words) in node_lines.take(node_count) {
         let at = || format!(".node line {line}");
@@ -70,11 +88,11 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
         }
         let index = count(words.first(), "the node index", line).with_context(at)?;
         let base = *first_index.get_or_insert(index);
-        if base.checked_add(mesh.positions.len()) != Some(index) {
+        if base.checked_add(positions.len()) != Some(index) {
             bail!(
                 "{}: node {index} is out of order (expected {})",
                 at(),
-                base as u128 + mesh.positions.len() as u128
+                base as u128 + positions.len() as u128
             );
         }
         let xyz = [1, 2, 3].map(|k| parse_coordinate(words[k]));
@@ -83,16 +101,24 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
             (Ok(x), Ok(y), Ok(z)) => (*x, *y, *z),
             _ => bail!("{}: coordinates must be finite numbers within ±1e9", at()),
         };
-        mesh.positions.push(DVec3::new(x, y, z));
+        positions.push(DVec3::new(x, y, z));
     }
-    if mesh.positions.len() != node_count {
+    if positions.len() != node_count {
         bail!(
             ".node: header says {node_count} nodes, the file has {}",
-            mesh.positions.len()
+            positions.len()
         );
     }
-    let base = first_index.unwrap_or(0);
+    Ok((positions, first_index.unwrap_or(0)))
+}
 
+/// The tetrahedra of an `.ele` file (their first four nodes, as indices from 0 into the
+/// `node_count` nodes numbered from `base`), and the line each one is on.
+fn parse_elements(
+    elements: &str,
+    base: usize,
+    node_count: usize,
+) -> Result<(Vec<[u32; 4]>, Vec<usize>)> {
     let mut element_lines = records(elements);
     let (line, header) = element_lines.next().context(".ele: empty file")?;
     let tet_count = count(header.first(), "the tetrahedron count", line).context(".ele")?;
@@ -105,7 +131,7 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
             ".ele line {line}: header claims {tet_count} tetrahedra, more than the file can hold"
         );
     }
-    mesh.tets.reserve(tet_count);
+    let mut tets = Vec::with_capacity(tet_count);
     let mut tet_lines = Vec::with_capacity(tet_count);
     for (line, words) in element_lines.take(tet_count) {
         if words.len() < 5 {
@@ -123,20 +149,16 @@ pub fn parse_tetgen(nodes: &str, elements: &str) -> Result<Mesh> {
             }
             *slot = (node - base) as u32;
         }
-        mesh.tets.push(tet);
+        tets.push(tet);
         tet_lines.push(line);
     }
-    if mesh.tets.len() != tet_count {
+    if tets.len() != tet_count {
         bail!(
             ".ele: header says {tet_count} tetrahedra, the file has {}",
-            mesh.tets.len()
+            tets.len()
         );
     }
-    if let Some(warning) = orientation_warning(&mesh, &tet_lines) {
-        mesh.warnings.push(warning);
-    }
-    mesh.set_boundary_faces();
-    Ok(mesh)
+    Ok((tets, tet_lines))
 }
 
 /// A warning when some tetrahedra are flat or turned the other way from the rest.
