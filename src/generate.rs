@@ -9,6 +9,7 @@ use crate::constraints::distance::DistanceConstraint;
 use crate::constraints::long_range::LongRangeConstraint;
 use crate::constraints::MaterialId;
 use crate::mesh::Mesh;
+use glam::DVec3;
 use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,100 +82,129 @@ pub struct Source<'a> {
     pub torn: &'a BTreeSet<[u32; 2]>,
 }
 
+impl Source<'_> {
+    /// Rest position of local vertex `i`.
+    fn rest(&self, i: u32) -> DVec3 {
+        self.mesh.positions[i as usize]
+    }
+}
+
+/// The constraints `recipe` asks of `source`'s object: stretch edges, then bending, then
+/// tethers.
 pub fn generate(source: &Source, recipe: &Recipe) -> Generated {
     let mut out = Generated::default();
-    let mesh = source.mesh;
-    let p = |i: u32| mesh.positions[i as usize];
     if let Some(material) = recipe.stretch {
-        let tearable = recipe.tear_strain.map(|_| tearable_edges(mesh));
-        let diagonals = fan_diagonals(mesh);
-        let edges = mesh.unique_edges();
-        out.stretch.reserve_exact(edges.len());
-        for [a, b] in edges {
-            let rest_length = p(a).distance(p(b));
-            if rest_length <= 1e-12 * source.size || source.torn.contains(&[a, b]) {
-                continue;
+        add_stretch(source, recipe, material, &mut out);
+    }
+    if let Some((material, kind)) = recipe.bending {
+        add_bending(source, material, kind, &mut out);
+    }
+    if let Some(max_stretch) = recipe.long_range {
+        add_long_range(source, max_stretch, &mut out);
+    }
+    out
+}
+
+/// A distance constraint on every edge of the mesh (polygon sides, the diagonals inside
+/// polygons, tetrahedron edges, segments) but the degenerate (shorter than 10⁻¹² of the
+/// object's size) and torn ones. Diagonals take the `shear` material when there is one; with
+/// a `tear_strain`, the edges that can tear are marked so.
+fn add_stretch(source: &Source, recipe: &Recipe, material: MaterialId, out: &mut Generated) {
+    let mesh = source.mesh;
+    let tearable = recipe.tear_strain.map(|_| tearable_edges(mesh));
+    let diagonals = fan_diagonals(mesh);
+    let edges = mesh.unique_edges();
+    out.stretch.reserve_exact(edges.len());
+    for [a, b] in edges {
+        let rest_length = source.rest(a).distance(source.rest(b));
+        if rest_length <= 1e-12 * source.size || source.torn.contains(&[a, b]) {
+            continue;
+        }
+        let diagonal = diagonals.contains(&[a, b]);
+        let tearable = (tearable.as_ref()).is_some_and(|sides| sides.contains(&[a, b]));
+        out.stretch.push(DistanceConstraint {
+            particles: [(source.global)(a), (source.global)(b)],
+            rest_length,
+            material: match recipe.shear {
+                Some(shear) if diagonal => shear,
+                _ => material,
+            },
+            tearable,
+            diagonal,
+        });
+    }
+}
+
+/// Bending of `kind` across every untorn edge shared by exactly two triangles, and rope
+/// bending along the polylines; `out.non_manifold` counts the edges shared by more.
+fn add_bending(source: &Source, material: MaterialId, kind: BendingKind, out: &mut Generated) {
+    let (stencils, non_manifold) = hinges(source.triangles);
+    out.non_manifold = non_manifold;
+    match kind {
+        BendingKind::Dihedral => out.bending.reserve_exact(stencils.len()),
+        BendingKind::Isometric => out.isometric_bending.reserve_exact(stencils.len()),
+    }
+    for stencil in stencils {
+        let edge = [stencil[0].min(stencil[1]), stencil[0].max(stencil[1])];
+        if source.torn.contains(&edge) {
+            continue;
+        }
+        let rest = stencil.map(|i| source.rest(i));
+        let particles = stencil.map(source.global);
+        match kind {
+            BendingKind::Dihedral => {
+                if let Some((rest_angle, _)) = dihedral_angle(&rest) {
+                    out.bending.push(DihedralConstraint {
+                        particles,
+                        rest_angle,
+                        material,
+                    });
+                }
             }
-            let diagonal = diagonals.contains(&[a, b]);
-            let tearable = (tearable.as_ref()).is_some_and(|sides| sides.contains(&[a, b]));
-            out.stretch.push(DistanceConstraint {
-                particles: [(source.global)(a), (source.global)(b)],
-                rest_length,
-                material: match recipe.shear {
-                    Some(shear) if diagonal => shear,
-                    _ => material,
-                },
-                tearable,
-                diagonal,
+            BendingKind::Isometric => {
+                out.isometric_bending
+                    .extend(IsometricBendingConstraint::isometric(
+                        particles, &rest, material,
+                    ))
+            }
+        }
+    }
+    for bend in polyline_bends(&source.mesh.segments) {
+        let particles = bend.map(source.global);
+        out.rope_bending.extend(RopeBendingConstraint::rope(
+            particles,
+            &bend.map(|i| source.rest(i)),
+            material,
+        ));
+    }
+}
+
+/// A tether from every free vertex to its nearest pinned one, at most `max_stretch` times
+/// their rest distance apart.
+fn add_long_range(source: &Source, max_stretch: f64, out: &mut Generated) {
+    let mesh = source.mesh;
+    let n = mesh.positions.len() as u32;
+    let anchors: Vec<u32> = (0..n).filter(|&i| (source.pinned)(i)).collect();
+    // A tether only reaches pins of its own connected piece: a torn-off piece falls.
+    let piece = connected_pieces(mesh);
+    for i in (0..n).filter(|&i| !(source.pinned)(i)) {
+        // Nearest pinned vertex of the same piece by rest distance; the lower index on a tie.
+        let same_piece = |&&a: &&u32| piece[a as usize] == piece[i as usize];
+        let nearest = anchors
+            .iter()
+            .filter(same_piece)
+            .map(|&a| (source.rest(i).distance(source.rest(a)), a))
+            .fold(None, |best: Option<(f64, u32)>, c| match best {
+                Some(b) if b.0 <= c.0 => Some(b),
+                _ => Some(c),
+            });
+        if let Some((distance, anchor)) = nearest {
+            out.long_range.push(LongRangeConstraint {
+                particles: [(source.global)(i), (source.global)(anchor)],
+                max_length: max_stretch * distance,
             });
         }
     }
-    if let Some((material, kind)) = recipe.bending {
-        let (stencils, non_manifold) = hinges(source.triangles);
-        out.non_manifold = non_manifold;
-        match kind {
-            BendingKind::Dihedral => out.bending.reserve_exact(stencils.len()),
-            BendingKind::Isometric => out.isometric_bending.reserve_exact(stencils.len()),
-        }
-        for stencil in stencils {
-            let edge = [stencil[0].min(stencil[1]), stencil[0].max(stencil[1])];
-            if source.torn.contains(&edge) {
-                continue;
-            }
-            let rest = stencil.map(p);
-            let particles = stencil.map(source.global);
-            match kind {
-                BendingKind::Dihedral => {
-                    if let Some((rest_angle, _)) = dihedral_angle(&rest) {
-                        out.bending.push(DihedralConstraint {
-                            particles,
-                            rest_angle,
-                            material,
-                        });
-                    }
-                }
-                BendingKind::Isometric => {
-                    out.isometric_bending
-                        .extend(IsometricBendingConstraint::isometric(
-                            particles, &rest, material,
-                        ))
-                }
-            }
-        }
-        for bend in polyline_bends(&mesh.segments) {
-            let particles = bend.map(source.global);
-            out.rope_bending.extend(RopeBendingConstraint::rope(
-                particles,
-                &bend.map(p),
-                material,
-            ));
-        }
-    }
-    if let Some(max_stretch) = recipe.long_range {
-        let n = mesh.positions.len() as u32;
-        let anchors: Vec<u32> = (0..n).filter(|&i| (source.pinned)(i)).collect();
-        // A tether only reaches pins of its own connected piece: a torn-off piece falls.
-        let piece = connected_pieces(mesh);
-        for i in (0..n).filter(|&i| !(source.pinned)(i)) {
-            // Nearest pinned vertex of the same piece by rest distance; the lower index on a tie.
-            let same_piece = |&&a: &&u32| piece[a as usize] == piece[i as usize];
-            let nearest = anchors
-                .iter()
-                .filter(same_piece)
-                .map(|&a| (p(i).distance(p(a)), a))
-                .fold(None, |best: Option<(f64, u32)>, c| match best {
-                    Some(b) if b.0 <= c.0 => Some(b),
-                    _ => Some(c),
-                });
-            if let Some((distance, anchor)) = nearest {
-                out.long_range.push(LongRangeConstraint {
-                    particles: [(source.global)(i), (source.global)(anchor)],
-                    max_length: max_stretch * distance,
-                });
-            }
-        }
-    }
-    out
 }
 
 /// The edges that can tear, as sorted pairs: polygon sides shared by two or more faces, and
