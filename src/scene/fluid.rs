@@ -67,6 +67,26 @@ pub fn particle_mass(fluid: &Fluid, density: f64) -> f64 {
 /// only means something for a mesh (constraint tables, pins, placement but `translate`).
 pub fn check(object: &Object, fluid: &Fluid, key: &str, solver: SolverKind, report: &mut Report) {
     let table = format!("{key}.fluid");
+    check_block(fluid, &table, report);
+    check_coefficients(fluid, &table, report);
+    if object.density.is_none() {
+        report.error(
+            key,
+            "a fluid needs `density`, its rest density in kg/m³ (not `mass` or `particle_mass`)",
+        );
+    }
+    if solver == SolverKind::Projective {
+        report.error(
+            &table,
+            "Projective Dynamics cannot express density constraints; use solver = \"xpbd\"",
+        );
+    }
+    refuse_mesh_keys(object, key, report);
+}
+
+/// The spacing, then the box (at least one spacing on every axis), then the particle count
+/// they make: only the first of these that fails is reported.
+fn check_block(fluid: &Fluid, table: &str, report: &mut Report) {
     if !(fluid.spacing.is_finite() && fluid.spacing > 0.0) {
         report.error(
             format!("{table}.spacing"),
@@ -86,12 +106,17 @@ pub fn check(object: &Object, fluid: &Fluid, key: &str, solver: SolverKind, repo
         );
     } else if particle_count(fluid).is_none_or(|n| n > MAX_VERTICES as u64) {
         report.error(
-            table.clone(),
+            table,
             format!(
                 "the box at this spacing holds more than the limit of {MAX_VERTICES} particles"
             ),
         );
     }
+}
+
+/// `viscosity` and `cohesion` from 0 to 1, `vorticity` at least 0, and the surface's
+/// marching-cubes resolution within [`RESOLUTIONS`].
+fn check_coefficients(fluid: &Fluid, table: &str, report: &mut Report) {
     for (name, value) in [("viscosity", fluid.viscosity), ("cohesion", fluid.cohesion)] {
         if !(0.0..=1.0).contains(&value) {
             report.error(
@@ -119,18 +144,11 @@ pub fn check(object: &Object, fluid: &Fluid, key: &str, solver: SolverKind, repo
             );
         }
     }
-    if object.density.is_none() {
-        report.error(
-            key,
-            "a fluid needs `density`, its rest density in kg/m³ (not `mass` or `particle_mass`)",
-        );
-    }
-    if solver == SolverKind::Projective {
-        report.error(
-            &table,
-            "Projective Dynamics cannot express density constraints; use solver = \"xpbd\"",
-        );
-    }
+}
+
+/// An error for each key set on the object that only means something for a mesh (constraint
+/// tables, pins, placement but `translate`), in the order listed here.
+fn refuse_mesh_keys(object: &Object, key: &str, report: &mut Report) {
     let refused = [
         ("stretch", object.stretch.is_some()),
         ("shear", object.shear.is_some()),
