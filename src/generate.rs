@@ -207,9 +207,6 @@ fn add_long_range(source: &Source, max_stretch: f64, out: &mut Generated) {
     }
 }
 
-/// The edges that can tear, as sorted pairs: polygon sides shared by two or more faces, and
-/// line segments. A diagonal that triangulates a polygon cannot tear (the polygon is one
-/// face), nor can a border side: with one face there is nothing to separate.
 /// The diagonals that fan-triangulate faces of more than three sides and are no side of any
 /// face (sorted pairs): a quad mesh's shear edges.
 fn fan_diagonals(mesh: &Mesh) -> BTreeSet<[u32; 2]> {
@@ -225,6 +222,9 @@ fn fan_diagonals(mesh: &Mesh) -> BTreeSet<[u32; 2]> {
         .collect()
 }
 
+/// The edges that can tear, as sorted pairs: polygon sides shared by two or more faces, and
+/// line segments. A diagonal that triangulates a polygon cannot tear (the polygon is one
+/// face), nor can a border side: with one face there is nothing to separate.
 pub fn tearable_edges(mesh: &Mesh) -> BTreeSet<[u32; 2]> {
     let mut sides: Vec<[u32; 2]> = Vec::new();
     for face in mesh.faces() {
