@@ -86,7 +86,7 @@ fn parse_nodes(nodes: &str) -> Result<(Vec<DVec3>, usize)> {
         if words.len() < 4 {
             bail!("{}: expected `index x y z`", at());
         }
-        let index = count(words.first(), "the node index", line).with_context(at)?;
+        let index = count(words.first(), "the node index", line).context(".node")?;
         let base = *first_index.get_or_insert(index);
         if base.checked_add(positions.len()) != Some(index) {
             bail!(
@@ -251,6 +251,12 @@ mod tests {
                 "6 nodes per tetrahedron",
             ),
             (good_nodes, "2 4 0\n0 0 1 2 3\n", "the file has 1"),
+            // The line said once (the context named it again: ".node line 3: line 3: …").
+            (
+                "4 3 0 0\n0 0 0 0\n1.5 1 0 0\n2 0 1 0\n3 0 0 1\n",
+                "1 4 0\n0 0 1 2 3\n",
+                ".node: line 3: the node index is not a whole number",
+            ),
             // A first index of usize::MAX: adding the node count to it overflowed.
             (
                 "2 3 0 0\n18446744073709551615 0 0 0\n0 0 0 0\n",
