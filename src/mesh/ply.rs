@@ -274,12 +274,29 @@ fn ply_message(error: &std::io::Error, in_header: bool) -> String {
                 quoted(quoted_text)
             );
         } else if let Some(detail) = part.strip_prefix("Error: ") {
-            if !detail.starts_with("ParseError {") {
-                message = format!("{message} ({})", quoted(detail));
+            if let Some(reason) = inner_reason(detail) {
+                message = format!("{message} ({reason})");
             }
         }
     }
     message
+}
+
+/// What the error under ply-rs-bw's message says, in words, or nothing. The parser prints it
+/// in Rust's debug form (`Error { kind: UnexpectedEof, … }`, `ParseIntError { kind:
+/// PosOverflow }`, its own `ParseError { … }` state), which tells a user nothing; other text
+/// is kept, quoted.
+fn inner_reason(detail: &str) -> Option<String> {
+    if detail.contains("UnexpectedEof") {
+        return Some("the file ends inside it".to_string());
+    }
+    if detail.contains("PosOverflow") || detail.contains("NegOverflow") {
+        return Some("out of range for the property's type".to_string());
+    }
+    let debug_form = (detail.split_once(" {")).is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    (!debug_form).then(|| quoted(detail).to_string())
 }
 
 /// Refuses a header that declares an element, or a property of one element, twice: the
@@ -509,6 +526,37 @@ mod tests {
         ] {
             let message = format!("{:#}", parse(&format!("{header}{body}")).unwrap_err());
             assert!(message.contains(needle), "{body:?}: {message}");
+        }
+    }
+
+    /// The parser's inner errors come out in words, not in Rust's debug form.
+    #[test]
+    fn says_why_a_value_cannot_be_read() {
+        let ascii = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n\
+                     property float z\nelement material 1\nproperty uchar red\nend_header\n\
+                     0 0 0\n1 0 0\n0 1 0\n999\n";
+        let message = format!("{:#}", parse(ascii).unwrap_err());
+        assert!(
+            message.contains("`999` (out of range for the property's type)"),
+            "{message}"
+        );
+        // A binary face list cut short: three corners announced, one there.
+        let mut binary = b"ply\nformat binary_little_endian 1.0\nelement vertex 3\n\
+                           property float x\nproperty float y\nproperty float z\nelement face 1\n\
+                           property list uchar int vertex_indices\nend_header\n"
+            .to_vec();
+        for corner in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
+            binary.extend(corner.iter().flat_map(|c| c.to_le_bytes()));
+        }
+        binary.push(3);
+        binary.extend(0i32.to_le_bytes());
+        let message = format!("{:#}", parse_ply(&binary).unwrap_err());
+        assert!(message.contains("the file ends inside it"), "{message}");
+        for message in [&message, &format!("{:#}", parse(ascii).unwrap_err())] {
+            assert!(
+                !message.contains("kind:") && !message.contains(" { "),
+                "{message}"
+            );
         }
     }
 }
