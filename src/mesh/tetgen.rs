@@ -2,8 +2,8 @@
 //!
 //! `.node`: a header `N 3 attributes markers`, then `index x y z [attributes] [marker]`.
 //! `.ele`: a header `T nodes_per_tet attributes`, then `index n1 n2 n3 n4 …` (4 or 10 nodes per
-//! tetrahedron; the first four are the corners). Indices start at the first node's number (0 or
-//! 1). `#` starts a comment. The written surface is the boundary of the tetrahedra
+//! tetrahedron; the first four are the corners). Indices start at the first node's number (usually 0
+//! or 1; any number is taken, and the rest must follow it in order). `#` starts a comment. The written surface is the boundary of the tetrahedra
 //! ([`super::Mesh::set_boundary_faces`]); every node stays a vertex, in file order.
 
 use super::obj::parse_coordinate;
@@ -72,7 +72,8 @@ fn parse_nodes(nodes: &str) -> Result<(Vec<DVec3>, usize)> {
     if header.get(1).is_some_and(|&d| d != "3") {
         bail!(".node line {line}: only 3-dimensional meshes are supported");
     }
-    // Each node needs at least ~8 bytes of text: refuse counts the file cannot hold.
+    // A node line (`i x y z`) takes at least 8 bytes of text; a bound of one node per 4
+    // bytes refuses any count the file cannot hold, with room to spare (docs/scene-format.md).
     if node_count > nodes.len() / 4 + 1 {
         bail!(".node line {line}: header claims {node_count} nodes, more than the file can hold");
     }
