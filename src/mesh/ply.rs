@@ -274,7 +274,7 @@ fn ply_message(error: &std::io::Error, in_header: bool) -> String {
                 quoted(quoted_text)
             );
         } else if let Some(detail) = part.strip_prefix("Error: ") {
-            if let Some(reason) = inner_reason(detail) {
+            if let Some(reason) = inner_reason(detail, in_header) {
                 message = format!("{message} ({reason})");
             }
         }
@@ -284,14 +284,23 @@ fn ply_message(error: &std::io::Error, in_header: bool) -> String {
 
 /// What the error under ply-rs-bw's message says, in words, or nothing. The parser prints it
 /// in Rust's debug form (`Error { kind: UnexpectedEof, … }`, `ParseIntError { kind:
-/// PosOverflow }`, its own `ParseError { … }` state), which tells a user nothing; other text
-/// is kept, quoted.
-fn inner_reason(detail: &str) -> Option<String> {
+/// PosOverflow }`, its own `ParseError { … }` state, its ascii grammar's expectations), which
+/// tells a user nothing; other text is kept, quoted.
+fn inner_reason(detail: &str, in_header: bool) -> Option<String> {
     if detail.contains("UnexpectedEof") {
         return Some("the file ends inside it".to_string());
     }
     if detail.contains("PosOverflow") || detail.contains("NegOverflow") {
         return Some("out of range for the property's type".to_string());
+    }
+    // The ascii element grammar's complaint, `error at 1:3: expected one of "\r\n", EOF, …`:
+    // the element line holds something that is not a number there.
+    let column = (detail.strip_prefix("error at "))
+        .and_then(|rest| rest.split_once(':'))
+        .and_then(|(_, rest)| rest.split_once(':'))
+        .map(|(column, _)| column);
+    if let (Some(column), false) = (column, in_header) {
+        return Some(format!("not a number at column {column}"));
     }
     let debug_form = (detail.split_once(" {")).is_some_and(|(name, _)| {
         !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())
@@ -552,7 +561,17 @@ mod tests {
         binary.extend(0i32.to_le_bytes());
         let message = format!("{:#}", parse_ply(&binary).unwrap_err());
         assert!(message.contains("the file ends inside it"), "{message}");
-        for message in [&message, &format!("{:#}", parse(ascii).unwrap_err())] {
+        let nan = ascii.replace("\n1 0 0\n", "\n1 nan 0\n");
+        let not_a_number = format!("{:#}", parse(&nan).unwrap_err());
+        assert!(
+            not_a_number.contains("`1 nan 0` (not a number at column 3)"),
+            "{not_a_number}"
+        );
+        for message in [
+            &message,
+            &format!("{:#}", parse(ascii).unwrap_err()),
+            &not_a_number,
+        ] {
             assert!(
                 !message.contains("kind:") && !message.contains(" { "),
                 "{message}"
