@@ -22,7 +22,7 @@
 //! before anything is allocated (a damaged file cannot ask for terabytes).
 
 use super::step::Solver;
-use crate::model::Particles;
+use crate::model::{ObjectLayout, Particles};
 use anyhow::{bail, ensure, Result};
 use glam::{DQuat, DVec3};
 use std::collections::BTreeSet;
@@ -240,44 +240,7 @@ impl Solver {
         model.owner = owner;
         let mut torn = BTreeSet::new();
         for (k, object) in model.objects.iter_mut().enumerate() {
-            let Some(tearing) = object.tearing.as_mut() else {
-                continue;
-            };
-            object.split_particles = d.u64s()?.into_iter().map(|i| i as usize).collect();
-            object.source_vertex = d.u32s()?;
-            let topology = &mut object.topology;
-            topology.positions = d.vec3s()?;
-            topology.uvs = match d.u64()? {
-                0 => None,
-                _ => {
-                    let flat = d.f64s()?;
-                    ensure!(flat.len() % 2 == 0, "a list of UVs has a stray coordinate");
-                    Some(flat.chunks(2).map(|c| [c[0], c[1]]).collect())
-                }
-            };
-            topology.face_indices = d.u32s()?;
-            topology.face_offsets = d.u32s()?;
-            topology.segments = d.u32_pairs()?;
-            tearing.torn_sides = d.u32_pairs()?.into_iter().collect();
-            tearing.torn_count = d.u64()? as usize;
-            object.topology_version = d.u64()?;
-            let vertices = object.particles.len() + object.split_particles.len();
-            ensure!(
-                object.source_vertex.len() == vertices
-                    && topology.positions.len() == vertices
-                    && object.split_particles.iter().all(|&i| i < n)
-                    && topology.face_offsets.first() == Some(&0)
-                    && topology.face_offsets.last().map(|&o| o as usize)
-                        == Some(topology.face_indices.len())
-                    && topology
-                        .face_indices
-                        .iter()
-                        .all(|&i| (i as usize) < vertices),
-                "object `{}`: the torn topology does not fit",
-                crate::quote::quoted(&object.name)
-            );
-            object.triangles = topology.triangles();
-            if tearing.torn_count > 0 {
+            if object.tearing.is_some() && take_torn_topology(&mut d, object, n)? {
                 torn.insert(k);
             }
         }
@@ -305,4 +268,48 @@ impl Solver {
         }
         Ok(())
     }
+}
+
+/// Reads a tearable object's torn topology (its split particles, vertices, faces, segments
+/// and torn sides) from a checkpoint of `n` particles, checks that it fits, and whether the
+/// object was torn at all.
+fn take_torn_topology(d: &mut Decoder, object: &mut ObjectLayout, n: usize) -> Result<bool> {
+    let Some(tearing) = object.tearing.as_mut() else {
+        return Ok(false);
+    };
+    object.split_particles = d.u64s()?.into_iter().map(|i| i as usize).collect();
+    object.source_vertex = d.u32s()?;
+    let topology = &mut object.topology;
+    topology.positions = d.vec3s()?;
+    topology.uvs = match d.u64()? {
+        0 => None,
+        _ => {
+            let flat = d.f64s()?;
+            ensure!(flat.len() % 2 == 0, "a list of UVs has a stray coordinate");
+            Some(flat.chunks(2).map(|c| [c[0], c[1]]).collect())
+        }
+    };
+    topology.face_indices = d.u32s()?;
+    topology.face_offsets = d.u32s()?;
+    topology.segments = d.u32_pairs()?;
+    tearing.torn_sides = d.u32_pairs()?.into_iter().collect();
+    tearing.torn_count = d.u64()? as usize;
+    object.topology_version = d.u64()?;
+    let vertices = object.particles.len() + object.split_particles.len();
+    ensure!(
+        object.source_vertex.len() == vertices
+            && topology.positions.len() == vertices
+            && object.split_particles.iter().all(|&i| i < n)
+            && topology.face_offsets.first() == Some(&0)
+            && topology.face_offsets.last().map(|&o| o as usize)
+                == Some(topology.face_indices.len())
+            && topology
+                .face_indices
+                .iter()
+                .all(|&i| (i as usize) < vertices),
+        "object `{}`: the torn topology does not fit",
+        crate::quote::quoted(&object.name)
+    );
+    object.triangles = topology.triangles();
+    Ok(tearing.torn_count > 0)
 }
