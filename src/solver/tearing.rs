@@ -23,6 +23,7 @@
 use super::colouring::ConstraintBlock;
 use super::step::Solver;
 use crate::generate::{generate, Generated, Source};
+use crate::mesh::Mesh;
 use crate::model::{Model, ObjectLayout};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -118,42 +119,10 @@ fn shared_sides(object: &ObjectLayout) -> BTreeSet<[u32; 2]> {
 /// the first a new vertex.
 fn split_vertex(model: &mut Model, object_index: usize, v: u32) {
     let object = &model.objects[object_index];
-    let topology = &object.topology;
     let torn = &object.tearing.as_ref().expect("tearable").torn_sides;
-    let faces: Vec<usize> = (0..topology.face_count())
-        .filter(|&f| topology.face(f).contains(&v))
-        .collect();
-    if faces.len() < 2 {
+    let Some((faces, roots)) = fans_around(&object.topology, torn, v) else {
         return;
-    }
-    // Union-find over the faces around v.
-    let mut parent: Vec<usize> = (0..faces.len()).collect();
-    fn root(parent: &mut [usize], mut k: usize) -> usize {
-        while parent[k] != k {
-            parent[k] = parent[parent[k]];
-            k = parent[k];
-        }
-        k
-    }
-    let mut by_neighbour: Vec<(u32, usize)> = Vec::new();
-    for (k, &f) in faces.iter().enumerate() {
-        let face = topology.face(f);
-        let n = face.len();
-        let at = face.iter().position(|&c| c == v).expect("face holds v");
-        for u in [face[(at + 1) % n], face[(at + n - 1) % n]] {
-            if !torn.contains(&[v.min(u), v.max(u)]) {
-                by_neighbour.push((u, k));
-            }
-        }
-    }
-    by_neighbour.sort_unstable();
-    for group in by_neighbour.chunk_by(|p, q| p.0 == q.0) {
-        for pair in group.windows(2) {
-            let (a, b) = (root(&mut parent, pair[0].1), root(&mut parent, pair[1].1));
-            parent[a.max(b)] = a.min(b);
-        }
-    }
-    let roots: Vec<usize> = (0..faces.len()).map(|k| root(&mut parent, k)).collect();
+    };
     let mut groups: Vec<usize> = roots.clone();
     groups.sort_unstable();
     groups.dedup();
@@ -203,6 +172,52 @@ fn split_vertex(model: &mut Model, object_index: usize, v: u32) {
             }
         }
     }
+}
+
+/// The faces around vertex `v` (none when fewer than two) and, for each, the place in that
+/// list of the first face of its fan: the faces it stays joined to through edges that are not
+/// torn (union–find over the faces that share a neighbour of `v`). Each fan keeps one copy
+/// of `v`.
+fn fans_around(
+    topology: &Mesh,
+    torn: &BTreeSet<[u32; 2]>,
+    v: u32,
+) -> Option<(Vec<usize>, Vec<usize>)> {
+    let faces: Vec<usize> = (0..topology.face_count())
+        .filter(|&f| topology.face(f).contains(&v))
+        .collect();
+    if faces.len() < 2 {
+        return None;
+    }
+    // Union-find over the faces around v.
+    let mut parent: Vec<usize> = (0..faces.len()).collect();
+    fn root(parent: &mut [usize], mut k: usize) -> usize {
+        while parent[k] != k {
+            parent[k] = parent[parent[k]];
+            k = parent[k];
+        }
+        k
+    }
+    let mut by_neighbour: Vec<(u32, usize)> = Vec::new();
+    for (k, &f) in faces.iter().enumerate() {
+        let face = topology.face(f);
+        let n = face.len();
+        let at = face.iter().position(|&c| c == v).expect("face holds v");
+        for u in [face[(at + 1) % n], face[(at + n - 1) % n]] {
+            if !torn.contains(&[v.min(u), v.max(u)]) {
+                by_neighbour.push((u, k));
+            }
+        }
+    }
+    by_neighbour.sort_unstable();
+    for group in by_neighbour.chunk_by(|p, q| p.0 == q.0) {
+        for pair in group.windows(2) {
+            let (a, b) = (root(&mut parent, pair[0].1), root(&mut parent, pair[1].1));
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let roots: Vec<usize> = (0..faces.len()).map(|k| root(&mut parent, k)).collect();
+    Some((faces, roots))
 }
 
 /// Makes the topology-derived constraints of the `changed` objects again and recolours. A
