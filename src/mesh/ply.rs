@@ -238,10 +238,13 @@ impl<'a> Payload<'a> {
     }
 }
 
+/// Why a binary item, or a list inside one, could not be read when its bytes run out.
+const ENDS_INSIDE: &str = "the file ends inside it";
+
 /// A binary item that could not be read: the file ends inside it, or ply-rs-bw says why.
 fn binary_error(error: std::io::Error) -> anyhow::Error {
     if error.kind() == std::io::ErrorKind::UnexpectedEof {
-        anyhow!("the file ends inside it")
+        anyhow!(ENDS_INSIDE)
     } else {
         anyhow!(ply_message(&error, false))
     }
@@ -288,19 +291,21 @@ fn ply_message(error: &std::io::Error, in_header: bool) -> String {
 /// tells a user nothing; other text is kept, quoted.
 fn inner_reason(detail: &str, in_header: bool) -> Option<String> {
     if detail.contains("UnexpectedEof") {
-        return Some("the file ends inside it".to_string());
+        return Some(ENDS_INSIDE.to_string());
     }
     if detail.contains("PosOverflow") || detail.contains("NegOverflow") {
         return Some("out of range for the property's type".to_string());
     }
     // The ascii element grammar's complaint, `error at 1:3: expected one of "\r\n", EOF, …`:
     // the element line holds something that is not a number there.
-    let column = (detail.strip_prefix("error at "))
-        .and_then(|rest| rest.split_once(':'))
-        .and_then(|(_, rest)| rest.split_once(':'))
-        .map(|(column, _)| column);
-    if let (Some(column), false) = (column, in_header) {
-        return Some(format!("not a number at column {column}"));
+    if !in_header {
+        let column = (detail.strip_prefix("error at "))
+            .and_then(|rest| rest.split_once(':'))
+            .and_then(|(_, rest)| rest.split_once(':'))
+            .map(|(column, _)| column);
+        if let Some(column) = column {
+            return Some(format!("not a number at column {column}"));
+        }
     }
     let debug_form = (detail.split_once(" {")).is_some_and(|(name, _)| {
         !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())

@@ -2,8 +2,9 @@
 //!
 //! `.node`: a header `N 3 attributes markers`, then `index x y z [attributes] [marker]`.
 //! `.ele`: a header `T nodes_per_tet attributes`, then `index n1 n2 n3 n4 …` (4 or 10 nodes per
-//! tetrahedron; the first four are the corners). Indices start at the first node's number (usually 0
-//! or 1; any number is taken, and the rest must follow it in order). `#` starts a comment. The written surface is the boundary of the tetrahedra
+//! tetrahedron; the first four are the corners). Indices start at the first node's number
+//! (usually 0 or 1; any number is taken, and the rest must follow it in order). `#` starts a
+//! comment. The written surface is the boundary of the tetrahedra
 //! ([`super::Mesh::set_boundary_faces`]); every node stays a vertex, in file order.
 
 use super::obj::parse_coordinate;

@@ -76,16 +76,7 @@ fn check_geometry_choice(object: &Object, key: &str, report: &mut Report) {
 /// The sizes and resolutions of the generated primitives (`grid`, `rope`, `sphere`, `box`).
 fn check_primitive_sizes(object: &Object, key: &str, report: &mut Report) {
     if let Some(grid) = &object.grid {
-        for axis in 0..2 {
-            positive(report, &format!("{key}.grid.size[{axis}]"), grid.size[axis]);
-            in_range(
-                report,
-                &format!("{key}.grid.resolution[{axis}]"),
-                grid.resolution[axis],
-                2,
-                u32::MAX as u64,
-            );
-        }
+        check_lattice(&format!("{key}.grid"), &grid.size, &grid.resolution, report);
     }
     if let Some(rope) = &object.rope {
         in_range(
@@ -113,16 +104,26 @@ fn check_primitive_sizes(object: &Object, key: &str, report: &mut Report) {
         );
     }
     if let Some(shape) = &object.box_shape {
-        for axis in 0..3 {
-            positive(report, &format!("{key}.box.size[{axis}]"), shape.size[axis]);
-            in_range(
-                report,
-                &format!("{key}.box.resolution[{axis}]"),
-                shape.resolution[axis],
-                2,
-                u32::MAX as u64,
-            );
-        }
+        check_lattice(
+            &format!("{key}.box"),
+            &shape.size,
+            &shape.resolution,
+            report,
+        );
+    }
+}
+
+/// A `grid`'s or `box`'s sizes (positive) and points per axis (at least 2), axis by axis.
+fn check_lattice(table: &str, size: &[f64], resolution: &[u64], report: &mut Report) {
+    for (axis, (&size, &points)) in size.iter().zip(resolution).enumerate() {
+        positive(report, &format!("{table}.size[{axis}]"), size);
+        in_range(
+            report,
+            &format!("{table}.resolution[{axis}]"),
+            points,
+            2,
+            u32::MAX as u64,
+        );
     }
 }
 

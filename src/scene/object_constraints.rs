@@ -254,18 +254,14 @@ impl ObjectPart<'_> {
             return;
         };
         let n = self.mesh.positions.len();
-        out.shape_matching.push(ShapeMatchingConstraint::new(
+        let mut cluster = ShapeMatchingConstraint::new(
             self.offset..self.offset + n,
             &self.mesh.positions,
             &self.masses,
             self.material(table),
-        ));
-        if let Some(plasticity) = table.plasticity() {
-            out.shape_matching
-                .last_mut()
-                .expect("just pushed")
-                .plasticity = Some(plasticity);
-        }
+        );
+        cluster.plasticity = table.plasticity();
+        out.shape_matching.push(cluster);
     }
 
     fn warn_if_unconstrained(&self, object: &Object, warnings: &mut Vec<String>) {

@@ -49,13 +49,12 @@ pub fn validate(scene: &SceneFile) -> Report {
     if scene.objects.is_empty() {
         report.error("object", "the scene has no [[object]] to simulate");
     }
-    let collider_names: BTreeSet<&str> = scene.colliders.iter().map(|c| c.name.as_str()).collect();
     for (k, object) in scene.objects.iter().enumerate() {
         let key = format!("object[{k}]");
         super::object_checks::check_object(object, &key, scene.simulation.solver, &mut report);
         check_keys(&object.keys, &key, &mut report);
         check_speed(object, &key, scene.simulation.max_speed, &mut report);
-        check_pin_drivers(object, &key, &scene.colliders, &collider_names, &mut report);
+        check_pin_drivers(object, &key, &scene.colliders, &mut report);
     }
     unique_names("object", scene.objects.iter().map(|o| &o.name), &mut report);
     for (k, collider) in scene.colliders.iter().enumerate() {
@@ -99,16 +98,10 @@ fn check_speed(object: &Object, key: &str, max_speed: f64, report: &mut Report) 
 
 /// What moves an object's pins: a collider named by `pin_to` (which must exist), or its
 /// `keys`, not both; either one with no pinned particle is warned about.
-fn check_pin_drivers(
-    object: &Object,
-    key: &str,
-    colliders: &[Collider],
-    collider_names: &BTreeSet<&str>,
-    report: &mut Report,
-) {
+fn check_pin_drivers(object: &Object, key: &str, colliders: &[Collider], report: &mut Report) {
     if let Some(target) = &object.pin_to {
         let pin_to_key = format!("{key}.pin_to");
-        if !collider_names.contains(target.as_str()) {
+        if !colliders.iter().any(|c| c.name == *target) {
             report.error(
                 &pin_to_key,
                 format!(
