@@ -15,6 +15,7 @@
 //! `max(d, 0) · sign(q)`, inside `φ = max_k d_k < 0` with the normal along that axis) and a
 //! capsule (`φ = |p − closest point of segment a–b| − R`).
 
+pub mod box_grid;
 pub mod bvh;
 pub mod clearance;
 pub mod edge_edge;

@@ -38,8 +38,8 @@
 //! on when the lists were built: a run resumed from a checkpoint, which starts with new lists,
 //! produces the same bytes as one that was never stopped.
 
+use super::box_grid::BoxIndex;
 use super::bvh::bounds;
-use super::wide_bvh::BoxTree;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::solver::parallel::share;
 use glam::DVec3;
@@ -297,24 +297,25 @@ pub trait NearRules {
     fn edges(&self, i: u32, j: u32) -> bool;
 }
 
-/// The search for new sphere pairs: a tree over the reference boxes of the particles that
-/// take part, each grown by half the pair reach and half the search margin.
+/// The search for new sphere pairs: a grid or tree ([`BoxIndex`]) over the reference boxes of
+/// the particles that take part, each grown by half the pair reach and half the search
+/// margin.
 pub struct SphereSearch {
     /// Box k is particle `particles[k]`'s.
-    spheres: BoxTree,
+    spheres: BoxIndex,
 }
 
-/// The search for new point–triangle pairs: a tree over the triangles' grown reference
+/// The search for new point–triangle pairs: a grid or tree over the triangles' grown reference
 /// boxes, and every particle's grown reference box. Built by one thread (while another builds
 /// the [`EdgeSearch`]), then searched by any share of the particles.
 pub struct TriangleSearch {
     particle_boxes: Vec<(DVec3, DVec3)>,
-    triangles: BoxTree,
+    triangles: BoxIndex,
 }
 
-/// The search for new edge–edge pairs: a tree over the edges' grown reference boxes.
+/// The search for new edge–edge pairs: a grid or tree over the edges' grown reference boxes.
 pub struct EdgeSearch {
-    edges: BoxTree,
+    edges: BoxIndex,
 }
 
 /// The box around the reference boxes of `corners`, grown by `by`.
@@ -325,7 +326,7 @@ fn reference_union(skin: &Skin, corners: &[u32], by: f64) -> (DVec3, DVec3) {
 
 impl SphereSearch {
     /// The search around the reference of `skin` for `particles` (ascending) closer than
-    /// `reach` to each other, reusing the tree and buffers of `kept` if given.
+    /// `reach` to each other, reusing the buffers of `kept` if given.
     pub fn new(
         skin: &Skin,
         particles: &[u32],
@@ -338,7 +339,7 @@ impl SphereSearch {
             (min - grow, max + grow)
         });
         SphereSearch {
-            spheres: BoxTree::refill(kept.map(|search| search.spheres), boxes),
+            spheres: BoxIndex::refill(kept.map(|search| search.spheres), boxes),
         }
     }
 
@@ -354,10 +355,10 @@ impl SphereSearch {
     ) {
         let start = pairs.len();
         let particle = |k: u32| particles[k as usize];
-        let BoxTree { boxes, tree } = &self.spheres;
-        tree.later_overlapping_pairs(
+        let spheres = &self.spheres;
+        spheres.later_overlapping_pairs(
             share.map(|k| k as u32),
-            |k| boxes[k as usize],
+            |k| spheres.boxes[k as usize],
             |k, l| rules.spheres(particle(k), particle(l)),
             pairs,
         );
@@ -370,7 +371,7 @@ impl SphereSearch {
 
 impl TriangleSearch {
     /// The search around the reference of `skin` for points within `distance` of
-    /// `triangles`, reusing the tree and buffers of `kept` (the last search) if given.
+    /// `triangles`, reusing the buffers of `kept` (the last search) if given.
     pub fn new(
         skin: &Skin,
         triangles: &[[u32; 3]],
@@ -389,7 +390,7 @@ impl TriangleSearch {
             (triangles.iter()).map(|t| reference_union(skin, t, distance + 0.5 * m));
         TriangleSearch {
             particle_boxes,
-            triangles: BoxTree::refill(kept_triangles, triangle_boxes),
+            triangles: BoxIndex::refill(kept_triangles, triangle_boxes),
         }
     }
 
@@ -402,7 +403,7 @@ impl TriangleSearch {
         rules: &impl NearRules,
         pairs: &mut Vec<[u32; 2]>,
     ) {
-        self.triangles.tree.overlapping_pairs(
+        self.triangles.overlapping_pairs(
             particles.iter().copied(),
             |p| self.particle_boxes[p as usize],
             |p, t| !triangles[t as usize].contains(&p) && rules.point_triangle(p, t),
@@ -423,7 +424,7 @@ impl EdgeSearch {
         let m = skin.search_margin();
         let boxes = (edges.iter()).map(|e| reference_union(skin, e, 0.5 * (distance + m)));
         EdgeSearch {
-            edges: BoxTree::refill(kept.map(|search| search.edges), boxes),
+            edges: BoxIndex::refill(kept.map(|search| search.edges), boxes),
         }
     }
 
@@ -436,10 +437,10 @@ impl EdgeSearch {
         rules: &impl NearRules,
         pairs: &mut Vec<[u32; 2]>,
     ) {
-        let BoxTree { boxes, tree } = &self.edges;
-        tree.later_overlapping_pairs(
+        let index = &self.edges;
+        index.later_overlapping_pairs(
             edge_share.map(|i| i as u32),
-            |i| boxes[i as usize],
+            |i| index.boxes[i as usize],
             |i, j| {
                 let (ei, ej) = (edges[i as usize], edges[j as usize]);
                 !ei.iter().any(|k| ej.contains(k)) && rules.edges(i, j)
@@ -621,8 +622,9 @@ mod tests {
         }
     }
 
-    /// A search whose tree was built where the cloth lay flat and refitted after it
-    /// crumpled finds the same pairs as one built on the crumpled cloth, in the same order.
+    /// A search refilled from one made where the cloth lay flat (its buffers, and its tree
+    /// refitted where it uses one) finds the same pairs as one made new on the crumpled
+    /// cloth, in the same order.
     #[test]
     fn a_refitted_search_finds_what_a_new_one_finds() {
         let (distance, skin_width) = (0.04, 0.08);
