@@ -168,8 +168,7 @@ struct BoxGrid {
     /// The boxes kept aside, tested against every query: their items and corners.
     wide: Vec<(u32, Corners)>,
     /// Scratch of [`Self::fill`]: every box rounded, by item, its corners in the order of
-    /// `axes`; each box's cell (or
-    /// `u32::MAX`); the widths whose median is taken.
+    /// `axes`; each box's cell (or `u32::MAX`); the widths whose median is taken.
     rounded: Vec<Corners>,
     cell_of: Vec<u32>,
     widths: Vec<f32>,
@@ -188,8 +187,8 @@ impl BoxGrid {
         self.place() && self.estimated_reads() <= MOST_READ
     }
 
-    /// Bins the boxes (their corners in `rounded` in the grid's axis order); false when no width is finite, too many boxes are
-    /// wide or the cells would be too many.
+    /// Bins the boxes (their corners in `rounded` in the grid's axis order); false when no
+    /// width is finite, too many boxes are wide or the cells would be too many.
     fn place(&mut self) -> bool {
         let Some(cut) = self.width_cut() else {
             return false;
@@ -877,7 +876,8 @@ mod tests {
             };
             let (g, t) = (median(&mut grid_times), median(&mut tree_times));
             println!(
-                "{layers:2} layers {gap:5.3} m apart: grid chosen {chosen:5}, estimated reads {estimate:4}, pairs per query {:5.1}, \
+                "{layers:2} layers {gap:5.3} m apart: grid chosen {chosen:5}, \
+                 estimated reads {estimate:4}, pairs per query {:5.1}, \
                  grid {:5.0} ns, tree {:5.0} ns per query, grid / tree {:.2}",
                 on_grid.len() as f64 / f64::from(count),
                 g * 1e9 / f64::from(count),
