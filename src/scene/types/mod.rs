@@ -38,3 +38,8 @@ pub struct SceneFile {
     #[serde(default, skip_serializing_if = "Gates::is_empty")]
     pub gates: Gates,
 }
+
+/// The default of a key that is on unless switched off (`rope_tube.caps`, `collide`).
+fn default_true() -> bool {
+    true
+}

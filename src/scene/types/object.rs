@@ -67,17 +67,13 @@ pub struct Object {
     pub shape_matching: Option<ShapeMatching>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long_range: Option<LongRange>,
-    #[serde(default = "yes")]
+    #[serde(default = "super::default_true")]
     pub collide: bool,
     #[serde(default)]
     pub self_collision: bool,
     /// A finer mesh (OBJ or PLY) carried by this surface and written as `<name>_render`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub render_mesh: Option<String>,
-}
-
-fn yes() -> bool {
-    true
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

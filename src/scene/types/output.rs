@@ -54,7 +54,7 @@ pub struct RopeTube {
     #[serde(default = "default_tube_sides")]
     pub sides: u64,
     /// Close the open ends with triangle fans.
-    #[serde(default = "default_true")]
+    #[serde(default = "super::default_true")]
     pub caps: bool,
 }
 
@@ -63,10 +63,6 @@ pub const MAX_TUBE_SIDES: u64 = 256;
 
 fn default_tube_sides() -> u64 {
     8
-}
-
-fn default_true() -> bool {
-    true
 }
 
 impl Default for Output {
