@@ -33,6 +33,7 @@
 
 mod construction;
 mod contact_stages;
+mod divergence;
 mod fluid_stages;
 mod particle_stages;
 mod plastic_stages;
@@ -40,6 +41,7 @@ mod projective_stages;
 mod xpbd_stages;
 
 pub(crate) use construction::weighted_len;
+pub use divergence::Divergence;
 use fluid_stages::FluidStage;
 use projective_stages::ProjectiveStage;
 
@@ -61,7 +63,6 @@ use crate::constraints::long_range::LongRangeConstraint;
 use crate::constraints::tet_volume::TetVolumeConstraint;
 use crate::constraints::weighted::WeightedPosition;
 use crate::constraints::Terms;
-use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::model::{Model, SolverParams};
 use crate::solver::projective::ProjectiveState;
 use anyhow::Result;
@@ -80,17 +81,6 @@ type AnimatedPin = (usize, usize, DVec3);
 
 /// A pinned particle attached to a mesh collider's surface: particle, collider, where.
 type SurfacePin = (usize, usize, SurfaceAttachment);
-
-/// Where and how the simulation blew up.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Divergence {
-    /// 1-based substep within the frame.
-    pub substep: usize,
-    pub object: String,
-    /// Vertex index within the object (its index in the output files).
-    pub vertex: usize,
-    pub reason: String,
-}
 
 /// The model, the per-substep contact state and the run's worker threads.
 pub struct Solver {
@@ -379,36 +369,6 @@ impl Solver {
             None => Ok(()),
         }
     }
-
-    fn divergence(&self, substep: usize, i: usize) -> Divergence {
-        let p = &self.model.particles;
-        let (object, vertex) = self.model.vertex_of(i);
-        let reason = if !p.x[i].is_finite() || !p.v[i].is_finite() {
-            "position or velocity is not finite".to_string()
-        } else if out_of_bounds(p.x[i]) {
-            let x = p.x[i];
-            format!(
-                "position ({:e}, {:e}, {:e}) m is beyond ±{MAX_ABS_COORDINATE:e} m",
-                x.x, x.y, x.z
-            )
-        } else {
-            format!(
-                "speed {:.6e} m/s exceeds simulation.max_speed = {} m/s",
-                p.v[i].length(),
-                self.model.params.max_speed
-            )
-        };
-        Divergence {
-            substep,
-            object: object.name.clone(),
-            vertex: vertex as usize,
-            reason,
-        }
-    }
-}
-
-fn out_of_bounds(x: DVec3) -> bool {
-    x.abs().max_element() > MAX_ABS_COORDINATE
 }
 
 /// Everything the worker threads share during one frame.

@@ -2,7 +2,8 @@
 //! moving meshes posed, the prediction, the animated pins moved, and the velocity update with
 //! restitution and the divergence check.
 
-use super::{out_of_bounds, Frame, NO_CONTACT, REST_SPEED_WITHOUT_GRAVITY};
+use super::divergence::out_of_bounds;
+use super::{Frame, NO_CONTACT, REST_SPEED_WITHOUT_GRAVITY};
 use glam::DVec3;
 use std::sync::atomic::Ordering;
 
