@@ -289,6 +289,8 @@ impl WideBvh {
     /// walk's (only the entries it pushes are read), passed in so that a search zeroes one
     /// for all its queries: zeroing 196 bytes per query cost 14 M instructions in the pile's
     /// 875 140 queries (docs/benchmarks.md, "Issue 13: the crossing count's tree refitted").
+    /// Always inlined, as [`BoxTree::for_each_overlapping`].
+    #[inline(always)]
     fn for_each_overlapping_from(
         &self,
         stack: &mut [u32; STACK],
@@ -463,7 +465,12 @@ impl BoxTree {
     /// every box, [`WideBvh::root_box`]) overlaps none of them and is answered by that one
     /// test, before the walk rounds it to `f32` and tests the root's four slots
     /// (docs/benchmarks.md, "Issue 13: the collider-feature search's swept boxes"). Without
-    /// a root box (a NaN corner in a root slot) the walk decides.
+    /// a root box (a NaN corner in a root slot) the walk decides. Always inlined: its
+    /// callers' `visit` closures are small and run for every leaf found, and when the
+    /// near lists moved to [`super::box_grid`] the compiler stopped inlining this walk into
+    /// the collider-feature search, which made the dancer 2 % slower (docs/benchmarks.md,
+    /// "Issue 13: the near-list searches on a grid").
+    #[inline(always)]
     pub fn for_each_overlapping(
         &self,
         stack: &mut WalkStack,
