@@ -376,7 +376,7 @@ impl WideBvh {
     }
 
     /// The pairs of [`Self::overlapping_pairs`] whose leaf is `first_leaf(q)` or later.
-    fn pairs_from(
+    pub(super) fn pairs_from(
         &self,
         queries: impl IntoIterator<Item = u32>,
         query_box: impl Fn(u32) -> (DVec3, DVec3),

@@ -98,11 +98,6 @@ impl BoxIndex {
         index
     }
 
-    /// Whether the last refill chose the grid.
-    pub fn on_grid(&self) -> bool {
-        self.on_grid
-    }
-
     /// Appends to `pairs` every `[q, item]`, `q` from `queries` in their order, whose
     /// boxes overlap (`query_box(q)` and the item's, rounded outward to `f32`) and that `keep`
     /// accepts, each query's items ascending ([`WideBvh::overlapping_pairs`]'s pairs).
@@ -113,13 +108,7 @@ impl BoxIndex {
         keep: impl Fn(u32, u32) -> bool,
         pairs: &mut Vec<[u32; 2]>,
     ) {
-        if self.on_grid {
-            let scan = Scan::chosen();
-            self.grid
-                .pairs_from(scan, queries, query_box, |_| 0, keep, pairs);
-        } else {
-            self.tree.overlapping_pairs(queries, query_box, keep, pairs);
-        }
+        self.pairs_from(queries, query_box, |_| 0, keep, pairs);
     }
 
     /// [`Self::overlapping_pairs`] with the items after each query only (`item > q`), for
@@ -131,14 +120,24 @@ impl BoxIndex {
         keep: impl Fn(u32, u32) -> bool,
         pairs: &mut Vec<[u32; 2]>,
     ) {
+        self.pairs_from(queries, query_box, |q| q.saturating_add(1), keep, pairs);
+    }
+
+    /// The pairs of [`Self::overlapping_pairs`] whose item is `first_item(q)` or later, from
+    /// the grid or the tree.
+    fn pairs_from(
+        &self,
+        queries: impl IntoIterator<Item = u32>,
+        query_box: impl Fn(u32) -> (DVec3, DVec3),
+        first_item: impl Fn(u32) -> u32,
+        keep: impl Fn(u32, u32) -> bool,
+        pairs: &mut Vec<[u32; 2]>,
+    ) {
         if self.on_grid {
-            let after = |q: u32| q.saturating_add(1);
             let scan = Scan::chosen();
-            self.grid
-                .pairs_from(scan, queries, query_box, after, keep, pairs);
+            (self.grid).pairs_from(scan, queries, query_box, first_item, keep, pairs);
         } else {
-            self.tree
-                .later_overlapping_pairs(queries, query_box, keep, pairs);
+            (self.tree).pairs_from(queries, query_box, first_item, keep, pairs);
         }
     }
 }
@@ -206,17 +205,11 @@ impl BoxGrid {
     /// finite widths of at most [`SAMPLED`] boxes spread evenly over the list (the whole
     /// list's median took 3 % of the pile); `None` when none is finite.
     fn width_cut(&mut self) -> Option<f32> {
-        let mut widths = std::mem::take(&mut self.widths);
-        widths.clear();
         let every = self.rounded.len().div_ceil(SAMPLED).max(1);
-        for k in (0..self.rounded.len()).step_by(every) {
-            let (lower, upper) = self.rounded[k];
-            let width = grid_width(lower, upper);
-            if width.is_finite() {
-                widths.push(width);
-            }
-        }
-        self.widths = widths;
+        let sampled = self.rounded.iter().step_by(every);
+        let widths = sampled.map(|&(lower, upper)| grid_width(lower, upper));
+        self.widths.clear();
+        self.widths.extend(widths.filter(|w| w.is_finite()));
         if self.widths.is_empty() {
             return None;
         }

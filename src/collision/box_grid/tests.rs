@@ -81,7 +81,7 @@ fn check(index: &BoxIndex, queries: &[(DVec3, DVec3)], what: &str) -> bool {
             assert_eq!(from_tree, expected, "{what}: the tree, later {later}");
         }
         assert_eq!(from_index, expected, "{what}: the index, later {later}");
-        if index.on_grid() {
+        if index.on_grid {
             let first = |q: u32| if later { q.saturating_add(1) } else { 0 };
             for scan in scans() {
                 let mut found = Vec::new();
@@ -92,7 +92,7 @@ fn check(index: &BoxIndex, queries: &[(DVec3, DVec3)], what: &str) -> bool {
             }
         }
     }
-    index.on_grid()
+    index.on_grid
 }
 
 fn scans() -> Vec<Scan> {
