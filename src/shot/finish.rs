@@ -41,6 +41,8 @@ struct SummaryRecord {
     wall_seconds: WallSeconds,
     particle_substeps_per_second: f64,
     constraint_projections_per_second: f64,
+    /// Frames simulated on fewer than the run's threads while other programs held the cores.
+    frames_on_fewer_threads: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     peak_memory_bytes: Option<u64>,
     /// Every quality gate set, with its worst value over the frames written.
@@ -181,6 +183,7 @@ impl Totals<'_> {
                     * simulated as f64,
                 self.simulation,
             ),
+            frames_on_fewer_threads: self.solver.frames_on_fewer_threads(),
             peak_memory_bytes: peak_memory_bytes(),
             gates: self.gates.clone(),
         }
@@ -189,9 +192,13 @@ impl Totals<'_> {
     /// The closing line of a complete run: what went where, and how long it took.
     fn say_written(&self, frames_in: &str) {
         let (written, objects) = (self.frames_written, self.solver.model.objects.len());
+        let fewer = match self.solver.frames_on_fewer_threads() {
+            0 => String::new(),
+            n => format!(", {n} frames on fewer while other programs held the cores"),
+        };
         say!(
             "wrote {written} frames of {objects} object{} to {frames_in} in {:.2} s \
-             (simulation {:.2} s, writing {:.2} s on its own thread, {} threads)",
+             (simulation {:.2} s, writing {:.2} s on its own thread, {} threads{fewer})",
             if objects == 1 { "" } else { "s" },
             self.start.elapsed().as_secs_f64(),
             self.simulation.as_secs_f64(),

@@ -35,6 +35,11 @@ struct FrameRecord<'a> {
     wall_ms: f64,
     substeps: usize,
     iterations: usize,
+    /// Worker threads that simulated the frame (0 for the first frame, which is not
+    /// simulated), and how long they waited for a core (Linux only).
+    threads: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    core_wait_ms: Option<f64>,
     #[serde(flatten)]
     diagnostics: &'a FrameDiagnostics,
 }
@@ -161,6 +166,7 @@ impl Shot<'_> {
             }
             ending.simulated += 1;
         }
+        let ran_on = solver.frame_threads();
         let mut diagnostics = measure(solver);
         let model = &solver.model;
         let (x, v) = (&model.particles.x, solver.output_velocities());
@@ -185,6 +191,8 @@ impl Shot<'_> {
             wall_ms: frame_start.elapsed().as_secs_f64() * 1e3,
             substeps: model.params.substeps,
             iterations: model.params.iterations,
+            threads: ran_on.threads,
+            core_wait_ms: ran_on.core_wait_ms,
             diagnostics: &diagnostics,
         };
         let line = match to_line(&record) {

@@ -146,6 +146,7 @@ impl<'a> Shot<'a> {
         let object_names = model.objects.iter().map(|o| o.name.clone()).collect();
         let mut gates = GateTracker::new(&file.gates, object_names);
         let mut solver = Solver::new(model, threads).map_err(Failure::Run)?;
+        solver.adapt_threads(file.simulation.adapt_threads);
         let resumed = if args.resume {
             let objects = &solver.model.objects;
             let found =

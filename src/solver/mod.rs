@@ -5,6 +5,7 @@
 pub mod colouring;
 pub mod contact_levels;
 pub mod contacts;
+pub mod crowding;
 pub mod diagnostics;
 pub mod fluids;
 pub mod motion;

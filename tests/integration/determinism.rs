@@ -31,12 +31,16 @@ fn cache_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
-/// Stats frame records without their timings.
+/// Stats frame records without what differs from run to run: timings and threads.
 fn stats_without_timings(dir: &Path) -> Vec<serde_json::Value> {
     frame_records(dir)
         .into_iter()
         .map(|mut r| {
-            r.as_object_mut().unwrap().remove("wall_ms");
+            // How the frame was computed, not what: its time, the threads that ran it and
+            // their wait for a core.
+            for key in ["wall_ms", "threads", "core_wait_ms"] {
+                r.as_object_mut().unwrap().remove(key);
+            }
             r
         })
         .collect()

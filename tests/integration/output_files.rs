@@ -225,8 +225,20 @@ fn no_output_writes_only_the_stats_log_with_every_record() {
             frame["residual_max"].get("bending").is_none(),
             "kinds not in the scene are left out"
         );
+        // The threads that simulated the frame: none for the first, the initial state.
+        let threads = frame["threads"].as_u64().unwrap();
+        let most = run["threads"].as_u64().unwrap();
+        match frame["frame"].as_u64().unwrap() {
+            1 => assert_eq!(threads, 0),
+            _ => assert!((1..=most).contains(&threads), "{threads} of {most}"),
+        }
+        if cfg!(target_os = "linux") {
+            assert!(frame["core_wait_ms"].as_f64().unwrap() >= 0.0);
+        }
     }
     let summary = &records[4];
+    let fewer = summary["frames_on_fewer_threads"].as_u64().unwrap();
+    assert!(fewer <= 2, "{fewer} of the 2 simulated frames");
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["status"], "ok");
     assert_eq!(summary["frames_written"], 3);
@@ -253,6 +265,31 @@ fn no_output_writes_only_the_stats_log_with_every_record() {
         (rate * seconds / made - 1.0).abs() < 1e-9,
         "{rate} × {seconds} vs {made}"
     );
+}
+
+/// `simulation.adapt_threads = false`: every frame on the run's threads, however busy the
+/// cores (`solver::crowding`).
+#[test]
+fn without_adapting_every_frame_runs_on_all_the_threads() {
+    let ws = Workspace::new();
+    let set = ["--no-output", "--threads", "2", "--frames", "6"];
+    ws.run_ok(
+        CLOTH,
+        &[&set[..], &["--set", "simulation.adapt_threads=false"]].concat(),
+    );
+    let records = stats(&ws.out());
+    let most = records[0]["threads"].as_u64().unwrap();
+    let frames: Vec<u64> = (records.iter())
+        .filter(|r| r["type"] == "frame")
+        .map(|r| r["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(frames[0], 0);
+    assert!(
+        frames[1..].iter().all(|&t| t == most),
+        "{frames:?} on {most}"
+    );
+    let summary = records.last().unwrap();
+    assert_eq!(summary["frames_on_fewer_threads"], 0);
 }
 
 #[test]

@@ -13,6 +13,9 @@ pub struct Simulation {
     pub gravity: [f64; 3],
     pub solver: SolverKind,
     pub threads: u64,
+    /// Whether frames run on fewer threads while other programs hold the cores
+    /// (`solver::crowding`).
+    pub adapt_threads: bool,
     pub velocity_damping: f64,
     /// Speed (m/s) above which a particle counts as diverged.
     pub max_speed: f64,
@@ -40,6 +43,7 @@ impl Default for Simulation {
             gravity: [0.0, -9.81, 0.0],
             solver: SolverKind::Xpbd,
             threads: 0,
+            adapt_threads: true,
             velocity_damping: 0.0,
             max_speed: 1000.0,
             projective: None,

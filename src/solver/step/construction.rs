@@ -8,6 +8,7 @@ use crate::collision::MeshPose;
 use crate::constraints::weighted::WeightedPosition;
 use crate::model::Model;
 use crate::solver::contacts::{NearSearches, ParticleContacts};
+use crate::solver::crowding::Crowding;
 use crate::solver::fluids::FluidState;
 use crate::solver::motion::FrameMotion;
 use crate::solver::projective::ProjectiveState;
@@ -121,6 +122,7 @@ impl Solver {
             surface_pins,
             time: 0.0,
             weighted,
+            crowding: Crowding::new(&pool),
             pool,
         })
     }

@@ -35,6 +35,7 @@ mod construction;
 mod contact_stages;
 mod divergence;
 mod fluid_stages;
+mod legs;
 mod particle_stages;
 mod plastic_stages;
 mod projective_stages;
@@ -48,6 +49,7 @@ use projective_stages::ProjectiveStage;
 use xpbd_stages::{SharedBlock, WholeObjects};
 
 use super::contacts::{Candidates, NearSearches, ParticleContacts, SweptBox, SweptBoxes};
+use super::crowding::Crowding;
 use super::motion::FrameMotion;
 use super::parallel::{share, SharedSlice, SpinBarrier, TaskQueue};
 use crate::collision::clearance::Clearance;
@@ -142,6 +144,8 @@ pub struct Solver {
     /// XPBD sweep ([`crate::constraints::weighted`]).
     weighted: Vec<WeightedPosition>,
     pool: rayon::ThreadPool,
+    /// How many of the pool's threads each frame runs on.
+    crowding: Crowding,
 }
 
 impl Solver {
@@ -236,7 +240,9 @@ impl Solver {
         if self.tracks_motion {
             self.motion.begin(&self.model);
         }
+        self.crowding.begin_frame();
         self.step_substeps()?;
+        self.crowding.end_frame();
         if self.tracks_motion {
             self.motion.end(&self.model);
         }
@@ -263,11 +269,11 @@ impl Solver {
     fn step_substeps(&mut self) -> Result<(), Divergence> {
         let substeps = self.model.params.substeps;
         if !self.can_tear() {
-            self.run_substeps(1..substeps + 1)?;
+            self.run_legs(1..substeps + 1, substeps + 1)?;
         } else {
             // The threads meet after every substep: the topology may change.
             for substep in 1..=substeps {
-                self.run_substeps(substep..substep + 1)?;
+                self.run_legs(substep..substep + 1, substeps + 1)?;
                 self.tear();
                 self.refresh_projective()?;
             }
@@ -276,9 +282,12 @@ impl Solver {
         Ok(())
     }
 
-    /// Runs the substeps `range` (1-based) on the worker threads.
-    fn run_substeps(&mut self, range: std::ops::Range<usize>) -> Result<(), Divergence> {
-        let threads = self.pool.current_num_threads();
+    /// Runs the substeps `range` (1-based) on the first `threads` worker threads.
+    pub(super) fn run_substeps(
+        &mut self,
+        range: std::ops::Range<usize>,
+        threads: usize,
+    ) -> Result<(), Divergence> {
         let plastic = plastic_stages::is_plastic(&self.model) && self.projective.is_none();
         let model = &mut self.model;
         let particles = &mut model.particles;
@@ -352,6 +361,9 @@ impl Solver {
             fluids: FluidStage::new(&mut self.fluids, &model.fluids),
         };
         let outcomes = self.pool.broadcast(|context| {
+            if context.index() >= threads {
+                return None;
+            }
             // A panicking worker poisons the barrier so the others stop waiting for it; the
             // panic then reaches the caller (and `main` reports it as an internal error).
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| frame.run(context.index())))

@@ -1,0 +1,589 @@
+//! Frames on fewer threads while other programs hold the cores.
+//!
+//! The substep runs in lockstep ([`super::parallel`]): its threads meet at a barrier some 80
+//! times per substep. When another program runs on a core one of the workers is on, that
+//! worker waits for the core, a time slice of the kernel's scheduler at a time (milliseconds),
+//! and every other worker waits for it at the next barrier. A substep's share of work is a
+//! fraction of a millisecond, so a frame then costs what the slices cost, not what the work
+//! costs. Measured on this project's 2-core machine (docs/benchmarks.md, "Issue 13: frames on
+//! fewer threads while the cores are busy"): `scenes/pile.toml` took 0.34 s at 2 threads with
+//! the machine to itself, 0.55 s at 1 thread, and 1.99 s at 2 threads beside one busy program
+//! (`yes > /dev/null`).
+//!
+//! Linux counts, for every thread, how long it was ready to run but waited for a core (the
+//! second field of `/proc/self/task/<tid>/schedstat`, "run delay"). [`Crowding`] reads it for
+//! each worker before and after every frame and hands the sums to a [`ThreadPolicy`]:
+//!
+//! - **Windows.** Frames are pooled into windows of at least [`WINDOW_SECONDS`] of wall time,
+//!   so one frame's hiccup (the writer thread starting, a page-cache flush) decides nothing.
+//!   A window's *waiting share* is the workers' waits over their wall time (wall × threads).
+//! - **Crowded** is a share above [`CROWDED_SHARE`]. Alone on the machine the share stayed
+//!   under 0.07 for every shipped scene with its files written; beside one busy program, 0.45.
+//!   A crowded window at `n > 1` threads lowers them to `⌊n (1 − share)⌋`, at least one fewer:
+//!   the threads the free cores can hold.
+//! - **Probing.** After [`FIRST_PROBE_WINDOWS`] windows at a count below the pool's, the next
+//!   window runs on one thread more. If it is crowded the count goes back down and the wait
+//!   before the next probe doubles, up to [`LAST_PROBE_WINDOWS`]; if not, the count stays and
+//!   the wait starts again from the first. Windows at one thread count towards the probe
+//!   whether crowded or not, since there is nothing lower to go to.
+//!
+//! Every stage splits its work so that its result is the same for any thread count, so the
+//! count may change between frames without changing a byte of the output. Off Linux (no such
+//! counter) the pool's threads run every frame.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A window of legs holds at least this much wall time, seconds.
+pub const WINDOW_SECONDS: f64 = 0.05;
+/// A window whose workers waited for a core more than this share of their time is crowded.
+pub const CROWDED_SHARE: f64 = 0.2;
+/// Substeps of a trial leg.
+pub const TRIAL_SUBSTEPS: usize = 2;
+/// Windows at a lowered count before the first trial of one thread more.
+pub const FIRST_PROBE_WINDOWS: u32 = 2;
+/// The longest wait between trials, in windows.
+pub const LAST_PROBE_WINDOWS: u32 = 64;
+
+/// A run of consecutive substeps on one thread count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leg {
+    pub threads: usize,
+    pub substeps: usize,
+    /// Whether the leg is a trial, judged on its own.
+    pub trial: bool,
+}
+
+/// How many of the pool's threads the next leg runs on, from the legs measured so far.
+#[derive(Debug, Clone)]
+pub struct ThreadPolicy {
+    /// The pool's threads: never more.
+    most: usize,
+    /// The count of legs that are not trials.
+    threads: usize,
+    /// One more than `threads`, when a trial of it is due.
+    trial: Option<usize>,
+    window: Window,
+    /// Windows measured at `threads` since it last changed.
+    windows_at_count: u32,
+    /// Windows to wait at a lowered count before trying one thread more.
+    probe_after: u32,
+    /// Whether `threads` was raised by a calm trial and no window has confirmed it yet.
+    probing: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Window {
+    wall: f64,
+    thread_time: f64,
+    waited: f64,
+}
+
+impl Window {
+    fn add(&mut self, threads: usize, wall: f64, waited: f64) {
+        self.wall += wall;
+        self.thread_time += wall * threads as f64;
+        self.waited += waited;
+    }
+
+    /// The workers' wait for a core as a share of their time.
+    fn share(&self) -> f64 {
+        self.waited / self.thread_time.max(f64::MIN_POSITIVE)
+    }
+}
+
+impl ThreadPolicy {
+    /// Starts at all `most` threads.
+    pub fn new(most: usize) -> Self {
+        let most = most.max(1);
+        ThreadPolicy {
+            most,
+            threads: most,
+            trial: None,
+            window: Window::default(),
+            windows_at_count: 0,
+            probe_after: FIRST_PROBE_WINDOWS,
+            probing: false,
+        }
+    }
+
+    /// The count of legs that are not trials.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The next leg, of at most `remaining` substeps, the rest of the frame or of the
+    /// substeps run between topology changes. A trial takes the last [`TRIAL_SUBSTEPS`] of
+    /// them: this run's writer thread is busiest with the frame before at the start of a
+    /// frame, and a trial there measured its wait as crowding.
+    pub fn next_leg(&self, remaining: usize) -> Leg {
+        match self.trial {
+            Some(threads) if remaining <= TRIAL_SUBSTEPS => Leg {
+                threads,
+                substeps: remaining,
+                trial: true,
+            },
+            Some(_) => Leg {
+                threads: self.threads,
+                substeps: remaining - TRIAL_SUBSTEPS,
+                trial: false,
+            },
+            None => Leg {
+                threads: self.threads,
+                substeps: remaining,
+                trial: false,
+            },
+        }
+    }
+
+    /// Takes a leg run as [`Self::next_leg`] said: its wall time and the time its workers
+    /// waited for a core, summed over them, in seconds.
+    pub fn observe(&mut self, leg: Leg, wall: f64, waited: f64) {
+        if leg.trial {
+            return self.judge_trial(leg.threads, wall, waited);
+        }
+        self.window.add(self.threads, wall, waited);
+        if self.window.wall < WINDOW_SECONDS {
+            return;
+        }
+        let share = self.window.share();
+        self.window = Window::default();
+        if share > CROWDED_SHARE && self.threads > 1 {
+            if self.probing {
+                self.wait_longer();
+            }
+            self.set(self.fit(self.threads, share));
+            return;
+        }
+        if self.probing {
+            self.probe_after = FIRST_PROBE_WINDOWS;
+            self.probing = false;
+        }
+        self.windows_at_count += 1;
+        if self.threads < self.most && self.windows_at_count >= self.probe_after {
+            self.trial = Some(self.threads + 1);
+        }
+    }
+
+    /// A trial leg on `threads`, one more than the count: kept if calm (a window then
+    /// confirms it), else the next trial waits twice as long.
+    fn judge_trial(&mut self, threads: usize, wall: f64, waited: f64) {
+        self.trial = None;
+        let mut trial = Window::default();
+        trial.add(threads, wall, waited);
+        if trial.share() > CROWDED_SHARE {
+            self.wait_longer();
+            self.windows_at_count = 0;
+        } else {
+            self.set(threads);
+            self.probing = true;
+        }
+    }
+
+    /// `⌊threads (1 − share)⌋`, at least one thread and one fewer than `threads`.
+    fn fit(&self, threads: usize, share: f64) -> usize {
+        let fit = (threads as f64 * (1.0 - share)).floor() as usize;
+        fit.clamp(1, threads.saturating_sub(1).max(1))
+    }
+
+    fn wait_longer(&mut self) {
+        self.probe_after = (2 * self.probe_after).min(LAST_PROBE_WINDOWS);
+    }
+
+    fn set(&mut self, threads: usize) {
+        self.threads = threads;
+        self.window = Window::default();
+        self.windows_at_count = 0;
+        self.probing = false;
+    }
+}
+
+/// What one frame ran on.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FrameThreads {
+    /// Worker threads that ran the frame (but for a trial of one thread more, which may run
+    /// its last [`TRIAL_SUBSTEPS`] substeps).
+    pub threads: usize,
+    /// How long the workers waited for a core during the frame, summed over them,
+    /// milliseconds; `None` where the operating system does not say.
+    pub core_wait_ms: Option<f64>,
+}
+
+/// Whether the count follows the free cores.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    /// Every leg on `threads` threads, at most `leg` substeps long.
+    Fixed {
+        threads: usize,
+        leg: usize,
+    },
+    Adapting,
+}
+
+/// The run's thread count leg by leg: the policy, and the clock it reads.
+#[derive(Debug)]
+pub struct Crowding {
+    policy: ThreadPolicy,
+    mode: Mode,
+    clock: Option<CoreWaitClock>,
+    /// The frame being run, then the last one run: no threads and no wait before the first.
+    frame: FrameThreads,
+    /// Frames run on fewer than the pool's threads.
+    fewer_frames: u64,
+}
+
+impl Crowding {
+    /// For `pool`'s workers, at first not adapting (every leg on all of them).
+    pub fn new(pool: &rayon::ThreadPool) -> Self {
+        let threads = pool.current_num_threads();
+        let mut crowding = Crowding {
+            policy: ThreadPolicy::new(threads),
+            mode: Mode::Fixed {
+                threads,
+                leg: usize::MAX,
+            },
+            clock: CoreWaitClock::for_pool(pool),
+            frame: FrameThreads::default(),
+            fewer_frames: 0,
+        };
+        crowding.begin_frame();
+        crowding
+    }
+
+    /// Lets the count follow the cores left free, where the operating system says how long
+    /// threads wait for a core (or not: every leg on all the threads).
+    pub fn adapt(&mut self, adapts: bool) {
+        self.mode = match adapts && self.clock.is_some() {
+            true => Mode::Adapting,
+            false => Mode::Fixed {
+                threads: self.policy.most,
+                leg: usize::MAX,
+            },
+        };
+    }
+
+    /// The next leg, of at most `remaining` substeps.
+    pub fn next_leg(&self, remaining: usize) -> Leg {
+        match self.mode {
+            Mode::Fixed { threads, leg } => Leg {
+                threads,
+                substeps: remaining.min(leg),
+                trial: false,
+            },
+            Mode::Adapting => self.policy.next_leg(remaining),
+        }
+    }
+
+    /// Starts the figures of a frame.
+    pub fn begin_frame(&mut self) {
+        self.frame = FrameThreads {
+            threads: 0,
+            core_wait_ms: self.clock.as_ref().map(|_| 0.0),
+        };
+    }
+
+    /// The workers' summed wait for a core so far, nanoseconds, to pass to
+    /// [`Self::end_leg`].
+    pub fn begin_leg(&self, leg: Leg) -> Option<u64> {
+        self.clock.as_ref()?.waited(leg.threads)
+    }
+
+    /// Closes `leg`, begun with `waited_before` (from [`Self::begin_leg`]), which took
+    /// `wall`.
+    pub fn end_leg(&mut self, leg: Leg, waited_before: Option<u64>, wall: Duration) {
+        let waited_after = self.clock.as_ref().and_then(|c| c.waited(leg.threads));
+        let waited = match (waited_before, waited_after) {
+            (Some(before), Some(after)) => Some(after.saturating_sub(before) as f64 * 1e-9),
+            _ => None,
+        };
+        if self.frame.threads == 0 {
+            self.frame.threads = leg.threads;
+        }
+        self.frame.core_wait_ms = (self.frame.core_wait_ms)
+            .zip(waited)
+            .map(|(sum, s)| sum + s * 1e3);
+        if let (Mode::Adapting, Some(waited)) = (self.mode, waited) {
+            self.policy.observe(leg, wall.as_secs_f64(), waited);
+        }
+    }
+
+    /// Closes the figures of a frame.
+    pub fn end_frame(&mut self) {
+        if self.frame.threads < self.policy.most {
+            self.fewer_frames += 1;
+        }
+    }
+
+    /// What the last frame ran on.
+    pub fn last_frame(&self) -> FrameThreads {
+        self.frame
+    }
+
+    /// Frames run on fewer than the pool's threads so far.
+    pub fn fewer_frames(&self) -> u64 {
+        self.fewer_frames
+    }
+
+    /// Runs every leg from now on `threads` threads, at most `leg` substeps long.
+    #[cfg(test)]
+    pub(crate) fn pin(&mut self, threads: usize, leg: usize) {
+        let threads = threads.clamp(1, self.policy.most);
+        self.mode = Mode::Fixed { threads, leg };
+    }
+}
+
+/// Reads how long the pool's workers have waited for a core: Linux's scheduler statistics.
+#[derive(Debug)]
+struct CoreWaitClock {
+    /// `/proc/self/task/<tid>/schedstat` of each worker, by its index in the pool.
+    paths: Vec<PathBuf>,
+}
+
+impl CoreWaitClock {
+    #[cfg(target_os = "linux")]
+    fn for_pool(pool: &rayon::ThreadPool) -> Option<Self> {
+        // SAFETY: `gettid` has no preconditions.
+        let tids = pool.broadcast(|_| unsafe { libc::gettid() });
+        let paths = (tids.iter())
+            .map(|tid| PathBuf::from(format!("/proc/self/task/{tid}/schedstat")))
+            .collect();
+        let clock = CoreWaitClock { paths };
+        clock.waited(tids.len())?;
+        Some(clock)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn for_pool(_pool: &rayon::ThreadPool) -> Option<Self> {
+        None
+    }
+
+    /// Nanoseconds workers `0..threads` have waited for a core since they started, or `None`
+    /// if the statistics cannot be read.
+    fn waited(&self, threads: usize) -> Option<u64> {
+        let mut sum = 0u64;
+        for path in &self.paths[..threads] {
+            let text = std::fs::read_to_string(path).ok()?;
+            let run_delay = text.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+            sum = sum.saturating_add(run_delay);
+        }
+        Some(sum)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame's wall time in these tests, s, at any thread count: a power of two.
+    const FRAME: f64 = 1.0 / 64.0;
+    /// Frames per window: the fewest whose wall time reaches [`WINDOW_SECONDS`].
+    const W: usize = 4;
+    const SUBSTEPS: usize = 16;
+
+    /// Feeds `policy` frames of [`SUBSTEPS`] substeps and [`FRAME`] seconds, leg by leg,
+    /// whose workers waited `share` of their time; returns each frame's legs.
+    fn frames(policy: &mut ThreadPolicy, count: usize, share: f64) -> Vec<Vec<Leg>> {
+        frames_with(policy, count, |_| share)
+    }
+
+    /// [`frames`] with the share of each leg.
+    fn frames_with(
+        policy: &mut ThreadPolicy,
+        count: usize,
+        share: impl Fn(Leg) -> f64,
+    ) -> Vec<Vec<Leg>> {
+        (0..count)
+            .map(|_| {
+                let mut legs = Vec::new();
+                let mut done = 0;
+                while done < SUBSTEPS {
+                    let leg = policy.next_leg(SUBSTEPS - done);
+                    let wall = FRAME * leg.substeps as f64 / SUBSTEPS as f64;
+                    policy.observe(leg, wall, wall * leg.threads as f64 * share(leg));
+                    done += leg.substeps;
+                    legs.push(leg);
+                }
+                legs
+            })
+            .collect()
+    }
+
+    /// The thread count of each frame's first leg.
+    fn counts(legs: &[Vec<Leg>]) -> Vec<usize> {
+        legs.iter().map(|f| f[0].threads).collect()
+    }
+
+    /// The frames that end with a trial.
+    fn tries(legs: &[Vec<Leg>]) -> Vec<usize> {
+        (0..legs.len())
+            .filter(|&f| legs[f].iter().any(|leg| leg.trial))
+            .collect()
+    }
+
+    #[test]
+    fn a_window_is_four_test_frames() {
+        assert!((W as f64 - 1.0) * FRAME < WINDOW_SECONDS && W as f64 * FRAME >= WINDOW_SECONDS);
+    }
+
+    #[test]
+    fn alone_on_the_machine_every_frame_runs_on_all_threads() {
+        let mut policy = ThreadPolicy::new(2);
+        let legs = frames(&mut policy, 1000, 0.07);
+        assert!(legs
+            .iter()
+            .flatten()
+            .all(|leg| leg.threads == 2 && !leg.trial));
+    }
+
+    #[test]
+    fn crowded_later_a_window_lowers_the_count_when_it_is_full() {
+        let mut policy = ThreadPolicy::new(2);
+        frames(&mut policy, 2 * W, 0.0);
+        // Nothing changes before the window is full.
+        assert_eq!(counts(&frames(&mut policy, W - 1, 0.45)), vec![2; W - 1]);
+        assert_eq!(policy.threads(), 2);
+        frames(&mut policy, W, 0.45);
+        assert_eq!(policy.threads(), 1);
+    }
+
+    #[test]
+    fn one_hiccup_in_a_calm_window_decides_nothing() {
+        let mut policy = ThreadPolicy::new(2);
+        frames(&mut policy, W, 0.0);
+        frames(&mut policy, 1, 0.6);
+        frames(&mut policy, W - 1, 0.0);
+        assert_eq!(policy.threads(), 2);
+    }
+
+    #[test]
+    fn many_threads_drop_to_what_the_free_cores_hold() {
+        let mut policy = ThreadPolicy::new(16);
+        frames(&mut policy, W, 1.0 / 3.0);
+        assert_eq!(policy.threads(), 10);
+        // A share just over the line still takes one thread away.
+        let mut policy = ThreadPolicy::new(4);
+        frames(&mut policy, W, 0.21);
+        assert_eq!(policy.threads(), 3);
+    }
+
+    #[test]
+    fn tries_that_stay_crowded_come_back_less_and_less_often() {
+        let mut policy = ThreadPolicy::new(2);
+        let legs = frames(&mut policy, W * 400, 0.45);
+        assert!(
+            counts(&legs)[W..].iter().all(|&t| t == 1),
+            "failed tries keep one thread"
+        );
+        let tries = tries(&legs);
+        // Frames between tries: the windows waited, each of W frames but for the substeps
+        // the trial took from the frame it began.
+        let gaps: Vec<usize> = tries.windows(2).map(|p| p[1] - p[0]).collect();
+        let windows: Vec<usize> = gaps.iter().map(|g| (g + W / 2) / W).collect();
+        assert_eq!(&windows[..7], &[4, 8, 16, 32, 64, 64, 64]);
+    }
+
+    #[test]
+    fn a_calm_try_keeps_the_thread_and_resets_the_wait() {
+        let mut policy = ThreadPolicy::new(3);
+        frames(&mut policy, W, 0.5);
+        assert_eq!(policy.threads(), 1);
+        // The cores free up.
+        let legs = frames(&mut policy, W * 40, 0.0);
+        let tries = tries(&legs);
+        assert_eq!(tries.len(), 2, "one try to 2 threads, one to 3, then none");
+        assert!(tries[0] <= W * FIRST_PROBE_WINDOWS as usize);
+        assert_eq!(counts(&legs)[tries[0] + 1], 2, "the calm try is kept");
+        // The first wait again, the window that confirms the try counting as its first.
+        let windows = (tries[1] - tries[0] + W / 2) / W;
+        assert_eq!(windows, FIRST_PROBE_WINDOWS as usize);
+        assert!(
+            counts(&legs)[tries[1] + 1..].iter().all(|&t| t == 3),
+            "never more than 3"
+        );
+    }
+
+    #[test]
+    fn a_calm_try_that_a_crowded_window_contradicts_waits_longer() {
+        let mut policy = ThreadPolicy::new(2);
+        frames(&mut policy, W, 0.5);
+        // The trial's own leg is calm; whole legs on two threads are crowded.
+        let legs = frames_with(&mut policy, W * 40, |leg| match leg {
+            Leg {
+                threads: 2,
+                trial: false,
+                ..
+            } => 0.5,
+            _ => 0.0,
+        });
+        let tries = tries(&legs);
+        let gaps: Vec<usize> = (tries.windows(2))
+            .map(|p| (p[1] - p[0] + W / 2) / W)
+            .collect();
+        // Each try runs one window on two threads before it is found out.
+        assert_eq!(&gaps[..3], &[1 + 4, 1 + 8, 1 + 16]);
+    }
+
+    #[test]
+    fn at_one_thread_crowded_windows_still_lead_to_a_try() {
+        let mut policy = ThreadPolicy::new(2);
+        frames(&mut policy, W, 0.6);
+        assert_eq!(policy.threads(), 1);
+        // Two busy programs on two cores: one thread waits too, and tries two again.
+        let legs = frames(&mut policy, W * FIRST_PROBE_WINDOWS as usize + 1, 0.34);
+        assert_eq!(tries(&legs).len(), 1);
+    }
+
+    #[test]
+    fn one_thread_stays_one() {
+        let mut policy = ThreadPolicy::new(1);
+        let legs = frames(&mut policy, 100, 0.9);
+        assert!(legs
+            .iter()
+            .flatten()
+            .all(|leg| leg.threads == 1 && !leg.trial));
+    }
+
+    /// `scene` stepped `frames` frames on one thread, and on a pool of three whose frames run
+    /// on 3, 1, 2, 3, 2, 1, … threads in legs of 1 to 7 substeps: the same bits.
+    fn same_bits_when_the_count_changes_between_frames(scene: &str, frames: usize) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(scene);
+        let solver = |threads| {
+            let scene = crate::scene::load::load(&path, &[]).expect("scene");
+            let built = crate::scene::build::build(&scene).expect("model");
+            crate::solver::step::Solver::new(built.model, threads).expect("threads")
+        };
+        let (mut one, mut changing) = (solver(1), solver(3));
+        for (frame, threads) in [3, 1, 2, 3, 2, 1]
+            .into_iter()
+            .cycle()
+            .take(frames)
+            .enumerate()
+        {
+            changing.pin_frame_threads(threads, 1 + frame % 7);
+            changing.step_frame().expect("no divergence");
+            assert_eq!(changing.frame_threads().threads, threads);
+            one.step_frame().expect("no divergence");
+            let bits = |s: &crate::solver::step::Solver| {
+                let p = &s.model.particles;
+                (p.x.iter().chain(&p.v))
+                    .flat_map(|v| v.to_array().map(f64::to_bits))
+                    .collect::<Vec<u64>>()
+            };
+            assert!(
+                bits(&one) == bits(&changing),
+                "{scene}: frame {frame} differs"
+            );
+        }
+    }
+
+    #[test]
+    fn the_pile_is_the_same_whatever_threads_each_frame_runs_on() {
+        same_bits_when_the_count_changes_between_frames("scenes/pile.toml", 18);
+    }
+
+    #[test]
+    fn tearing_and_fluids_are_the_same_whatever_threads_each_frame_runs_on() {
+        same_bits_when_the_count_changes_between_frames("scenes/tear.toml", 12);
+        same_bits_when_the_count_changes_between_frames("scenes/water_on_cloth.toml", 4);
+    }
+}
