@@ -288,6 +288,36 @@ impl Solver {
         range: std::ops::Range<usize>,
         threads: usize,
     ) -> Result<(), Divergence> {
+        let (frame, pool) = self.frame(range, threads);
+        let outcomes = pool.broadcast(|context| {
+            if context.index() >= threads {
+                return None;
+            }
+            // A panicking worker poisons the barrier so the others stop waiting for it; the
+            // panic then reaches the caller (and `main` reports it as an internal error).
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| frame.run(context.index())))
+                .unwrap_or_else(|panic| {
+                    frame.barrier.poison();
+                    std::panic::resume_unwind(panic)
+                })
+        });
+        let first_bad = frame.first_bad.load(Ordering::Acquire);
+        drop(frame);
+        match outcomes.into_iter().flatten().next() {
+            Some(substep) => Err(self
+                .projective_failure(substep)
+                .unwrap_or_else(|| self.divergence(substep, first_bad))),
+            None => Ok(()),
+        }
+    }
+
+    /// What the first `threads` workers share while they run the substeps `range`, and the
+    /// pool they run on (borrowed beside it).
+    fn frame(
+        &mut self,
+        range: std::ops::Range<usize>,
+        threads: usize,
+    ) -> (Frame<'_>, &rayon::ThreadPool) {
         let plastic = plastic_stages::is_plastic(&self.model) && self.projective.is_none();
         let model = &mut self.model;
         let particles = &mut model.particles;
@@ -360,26 +390,7 @@ impl Solver {
             projective: self.projective.as_mut().map(ProjectiveStage::new),
             fluids: FluidStage::new(&mut self.fluids, &model.fluids),
         };
-        let outcomes = self.pool.broadcast(|context| {
-            if context.index() >= threads {
-                return None;
-            }
-            // A panicking worker poisons the barrier so the others stop waiting for it; the
-            // panic then reaches the caller (and `main` reports it as an internal error).
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| frame.run(context.index())))
-                .unwrap_or_else(|panic| {
-                    frame.barrier.poison();
-                    std::panic::resume_unwind(panic)
-                })
-        });
-        let first_bad = frame.first_bad.load(Ordering::Acquire);
-        drop(frame);
-        match outcomes.into_iter().flatten().next() {
-            Some(substep) => Err(self
-                .projective_failure(substep)
-                .unwrap_or_else(|| self.divergence(substep, first_bad))),
-            None => Ok(()),
-        }
+        (frame, &self.pool)
     }
 }
 
