@@ -31,7 +31,6 @@
 //! count may change between frames without changing a byte of the output. Off Linux (no such
 //! counter) the pool's threads run every frame.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// A window of legs holds at least this much wall time, seconds.
@@ -335,8 +334,11 @@ impl Crowding {
 /// Reads how long the pool's workers have waited for a core: Linux's scheduler statistics.
 #[derive(Debug)]
 struct CoreWaitClock {
-    /// `/proc/self/task/<tid>/schedstat` of each worker, by its index in the pool.
-    paths: Vec<PathBuf>,
+    /// `/proc/self/task/<tid>/schedstat` of each worker, by its index in the pool, kept open
+    /// and read again from its start for each figure: 0.2 µs a read, against 1.5 µs to open,
+    /// read and close it (a scene that tears reads it at every substep).
+    #[cfg(target_os = "linux")]
+    files: Vec<std::fs::File>,
 }
 
 impl CoreWaitClock {
@@ -344,10 +346,11 @@ impl CoreWaitClock {
     fn for_pool(pool: &rayon::ThreadPool) -> Option<Self> {
         // SAFETY: `gettid` has no preconditions.
         let tids = pool.broadcast(|_| unsafe { libc::gettid() });
-        let paths = (tids.iter())
-            .map(|tid| PathBuf::from(format!("/proc/self/task/{tid}/schedstat")))
-            .collect();
-        let clock = CoreWaitClock { paths };
+        let files = (tids.iter())
+            .map(|tid| std::fs::File::open(format!("/proc/self/task/{tid}/schedstat")))
+            .collect::<std::io::Result<Vec<_>>>()
+            .ok()?;
+        let clock = CoreWaitClock { files };
         clock.waited(tids.len())?;
         Some(clock)
     }
@@ -357,16 +360,25 @@ impl CoreWaitClock {
         None
     }
 
-    /// Nanoseconds workers `0..threads` have waited for a core since they started, or `None`
-    /// if the statistics cannot be read.
+    /// Nanoseconds workers `0..threads` have waited for a core since they started (the
+    /// second of the file's three figures), or `None` if the statistics cannot be read.
+    #[cfg(target_os = "linux")]
     fn waited(&self, threads: usize) -> Option<u64> {
+        use std::os::unix::fs::FileExt;
+        let mut line = [0u8; 96];
         let mut sum = 0u64;
-        for path in &self.paths[..threads] {
-            let text = std::fs::read_to_string(path).ok()?;
+        for file in &self.files[..threads] {
+            let len = file.read_at(&mut line, 0).ok()?;
+            let text = std::str::from_utf8(&line[..len]).ok()?;
             let run_delay = text.split_whitespace().nth(1)?.parse::<u64>().ok()?;
             sum = sum.saturating_add(run_delay);
         }
         Some(sum)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn waited(&self, _threads: usize) -> Option<u64> {
+        None
     }
 }
 
