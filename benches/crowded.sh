@@ -24,7 +24,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mktemp -d)
 
 busy=()
-trap 'kill "${busy[@]}" 2>/dev/null || true; rm -rf "$OUT"' EXIT
+trap 'kill ${busy[@]+"${busy[@]}"} 2>/dev/null || true; rm -rf "$OUT"' EXIT
 for _ in $(seq 1 "$BUSY"); do
     yes > /dev/null &
     busy+=($!)
@@ -52,7 +52,10 @@ for scene in $SCENES; do
             fi
         done
     done
-    median() { sort -n "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+    median() {
+        sort -n "$1" |
+            awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+    }
     fixed=$(median "$OUT/fixed")
     echo "== $scene, $BUSY busy program(s), $THREADS threads, $ROUNDS rounds (ms)"
     for variant in adapting fixed one; do

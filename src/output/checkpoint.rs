@@ -41,7 +41,8 @@ fn file_name(frame: u64) -> String {
 
 /// A fingerprint of everything that decides the simulation's result: the resolved scene
 /// settings as JSON, except `simulation.frames` (a resumed run may go further),
-/// `simulation.threads` and `simulation.adapt_threads` (the result depends on neither), `gates` (they judge the
+/// `simulation.threads` and `simulation.adapt_threads` (the result depends on neither),
+/// `gates` (they judge the
 /// result, a resumed run may judge it by others), `output.keep_checkpoints` (what happens
 /// to these files after the run) and `output.preview` (pictures of the result), plus the scene file's SHA-256 (meshes are read through it).
 pub fn fingerprint(settings_json: &serde_json::Value, scene_sha256: &str) -> [u8; 32] {

@@ -1,5 +1,6 @@
 //! One frame of the XPBD small-steps loop (Macklin et al. 2016, 2019; PHYSICS.md "One frame"),
-//! run by every worker thread of the run in lockstep (see [`super::parallel`]).
+//! run by the worker threads in lockstep (see [`super::parallel`]), in legs of substeps on as
+//! many threads as the free cores hold (`legs.rs`, [`super::crowding`]).
 //!
 //! `h = 1 / (fps · substeps)`; each substep:
 //! 1. predict: `v += h g`, `x_prev = x`, `x += h v` (pinned particles stay put, `w = 0`);
@@ -394,9 +395,10 @@ impl Solver {
     }
 }
 
-/// Everything the worker threads share during one frame.
+/// Everything the worker threads share while they run some of a frame's substeps: a leg, or
+/// the whole frame (the name is older than the legs).
 struct Frame<'a> {
-    /// The substeps to run, 1-based.
+    /// The substeps to run, 1-based, numbered within the frame.
     substeps: std::ops::Range<usize>,
     /// Simulated time at the start of the frame, seconds.
     frame_time: f64,
@@ -502,7 +504,7 @@ struct Frame<'a> {
 }
 
 impl Frame<'_> {
-    /// Thread `t`'s part of the frame. Returns the substep at which the frame diverged.
+    /// Thread `t`'s part of the substeps. Returns the substep at which the frame diverged.
     fn run(&self, t: usize) -> Option<usize> {
         let h = 1.0 / (self.params.fps * self.params.substeps as f64);
         let particles = share(0..self.x.len(), t, self.threads);
