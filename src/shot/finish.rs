@@ -41,7 +41,8 @@ struct SummaryRecord {
     wall_seconds: WallSeconds,
     particle_substeps_per_second: f64,
     constraint_projections_per_second: f64,
-    /// Frames simulated on fewer than the run's threads while other programs held the cores.
+    /// Frames simulated on fewer than the run's threads while the cores were busy (other
+    /// programs, or this run's writer thread).
     frames_on_fewer_threads: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     peak_memory_bytes: Option<u64>,
@@ -194,7 +195,7 @@ impl Totals<'_> {
         let (written, objects) = (self.frames_written, self.solver.model.objects.len());
         let fewer = match self.solver.frames_on_fewer_threads() {
             0 => String::new(),
-            n => format!(", {n} frames on fewer while other programs held the cores"),
+            n => format!(", {n} frames on fewer while the cores were busy"),
         };
         say!(
             "wrote {written} frames of {objects} object{} to {frames_in} in {:.2} s \
