@@ -41,9 +41,11 @@ struct SummaryRecord {
     wall_seconds: WallSeconds,
     particle_substeps_per_second: f64,
     constraint_projections_per_second: f64,
-    /// Frames simulated on fewer than the run's threads while the cores were busy (other
-    /// programs, or this run's writer thread).
+    /// Frames simulated on fewer than the run's threads: while the cores were busy (other
+    /// programs, or this run's writer thread), or because fewer measured faster.
     frames_on_fewer_threads: u64,
+    /// Of those, the frames on fewer because fewer measured faster with the cores free.
+    frames_on_fewer_threads_for_speed: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     peak_memory_bytes: Option<u64>,
     /// Every quality gate set, with its worst value over the frames written.
@@ -185,6 +187,7 @@ impl Totals<'_> {
                 self.simulation,
             ),
             frames_on_fewer_threads: self.solver.frames_on_fewer_threads(),
+            frames_on_fewer_threads_for_speed: self.solver.frames_on_fewer_threads_for_speed(),
             peak_memory_bytes: peak_memory_bytes(),
             gates: self.gates.clone(),
         }
@@ -193,10 +196,7 @@ impl Totals<'_> {
     /// The closing line of a complete run: what went where, and how long it took.
     fn say_written(&self, frames_in: &str) {
         let (written, objects) = (self.frames_written, self.solver.model.objects.len());
-        let fewer = match self.solver.frames_on_fewer_threads() {
-            0 => String::new(),
-            n => format!(", {n} frames on fewer while the cores were busy"),
-        };
+        let fewer = self.fewer_threads_said();
         say!(
             "wrote {written} frames of {objects} object{} to {frames_in} in {:.2} s \
              (simulation {:.2} s, writing {:.2} s on its own thread, {} threads{fewer})",
@@ -206,6 +206,30 @@ impl Totals<'_> {
             self.writing.as_secs_f64(),
             self.solver.threads()
         );
+    }
+
+    /// The closing line's account of frames run on fewer threads, if any: while the cores
+    /// were busy, because fewer ran faster, or to time fewer.
+    fn fewer_threads_said(&self) -> String {
+        let solver = &self.solver;
+        let (faster, timing) = (
+            solver.frames_on_fewer_threads_for_speed(),
+            solver.frames_timing_fewer_threads(),
+        );
+        let busy = solver.frames_on_fewer_threads() - faster - timing;
+        let parts: Vec<String> = [
+            (busy, "while the cores were busy"),
+            (faster, "because fewer ran faster"),
+            (timing, "timing fewer"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, why)| format!("{n} {why}"))
+        .collect();
+        match parts.is_empty() {
+            true => String::new(),
+            false => format!(", frames on fewer: {}", parts.join(", ")),
+        }
     }
 
     /// Success, or [`Outcome::GatesBroken`] (exit 3) after listing the gates the cache breaks.

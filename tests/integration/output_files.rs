@@ -239,6 +239,8 @@ fn no_output_writes_only_the_stats_log_with_every_record() {
     let summary = &records[4];
     let fewer = summary["frames_on_fewer_threads"].as_u64().unwrap();
     assert!(fewer <= 2, "{fewer} of the 2 simulated frames");
+    let for_speed = summary["frames_on_fewer_threads_for_speed"].as_u64();
+    assert!(for_speed.unwrap() <= fewer, "{for_speed:?} of {fewer}");
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["status"], "ok");
     assert_eq!(summary["frames_written"], 3);
@@ -290,6 +292,7 @@ fn without_adapting_every_frame_runs_on_all_the_threads() {
     );
     let summary = records.last().unwrap();
     assert_eq!(summary["frames_on_fewer_threads"], 0);
+    assert_eq!(summary["frames_on_fewer_threads_for_speed"], 0);
 }
 
 #[test]

@@ -13,8 +13,8 @@ pub struct Simulation {
     pub gravity: [f64; 3],
     pub solver: SolverKind,
     pub threads: u64,
-    /// Whether frames run on fewer threads while other programs hold the cores
-    /// (`solver::crowding`).
+    /// Whether frames run on fewer threads while other programs hold the cores, or where
+    /// fewer run the scene faster (`solver::crowding`).
     pub adapt_threads: bool,
     pub velocity_damping: f64,
     /// Speed (m/s) above which a particle counts as diverged.

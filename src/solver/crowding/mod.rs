@@ -33,12 +33,19 @@
 //!   next trial whether crowded or not, since there is nothing lower to go to. Trials run at
 //!   the end of a frame: at its start this run's writer thread is busiest with the frame
 //!   before, and trials there counted its work as crowding.
+//! - **Speed.** With the cores free (all the threads, no trial due), [`speed`] times frames
+//!   on half (or twice) the threads in use against frames on that count and keeps the
+//!   faster: small scenes spend more time meeting than working on two threads. Legs that
+//!   are not trials run on the lesser of the policy's count and that one.
 //!
 //! Every stage splits its work so that its result is the same for any thread count, so the
 //! count may change between legs without changing a byte of the output. Off Linux (no such
 //! counter) every leg runs on all the pool's threads.
 
+use speed::SpeedCap;
 use std::time::Duration;
+
+mod speed;
 
 /// A window of legs holds at least this much wall time, seconds.
 pub const WINDOW_SECONDS: f64 = 0.05;
@@ -113,6 +120,11 @@ impl ThreadPolicy {
             probe_after: FIRST_PROBE_WINDOWS,
             probing: false,
         }
+    }
+
+    /// Whether the cores are free as far as the policy knows: all the threads, no trial due.
+    fn settled(&self) -> bool {
+        self.threads == self.most && !self.trial_due
     }
 
     /// The count of legs that are not trials.
@@ -250,6 +262,24 @@ pub struct Crowding {
     frame_trial: Option<usize>,
     /// Frames run on fewer than the pool's threads.
     fewer_frames: u64,
+    /// Of those, frames run on the speed cap with the cores free: fewer threads measured
+    /// faster ([`speed`]).
+    faster_frames: u64,
+    /// Of those, frames of a comparison timing fewer threads with the cores free.
+    timing_frames: u64,
+    speed: SpeedCap,
+    /// The frame being run: the count the speed cap gave it, whether the cores have been
+    /// free and its legs on that count so far, and its legs' wall time and substeps.
+    frame_speed: FrameSpeed,
+}
+
+/// What [`SpeedCap`] takes of a frame.
+#[derive(Debug, Clone, Copy, Default)]
+struct FrameSpeed {
+    threads: usize,
+    free: bool,
+    wall: f64,
+    substeps: usize,
 }
 
 impl Crowding {
@@ -263,6 +293,10 @@ impl Crowding {
             frame: FrameThreads::default(),
             frame_trial: None,
             fewer_frames: 0,
+            faster_frames: 0,
+            timing_frames: 0,
+            speed: SpeedCap::new(threads),
+            frame_speed: FrameSpeed::default(),
         };
         crowding.begin_frame();
         crowding
@@ -285,7 +319,13 @@ impl Crowding {
                 substeps: remaining,
                 trial: false,
             },
-            Mode::Adapting => self.policy.next_leg(remaining),
+            Mode::Adapting => match self.policy.next_leg(remaining) {
+                leg if leg.trial => leg,
+                leg => Leg {
+                    threads: leg.threads.min(self.frame_speed.threads),
+                    ..leg
+                },
+            },
             #[cfg(test)]
             Mode::Cycling { leg, legs_run } => Leg {
                 threads: 1 + legs_run % self.policy.most,
@@ -302,6 +342,12 @@ impl Crowding {
             core_wait_ms: self.clock.as_ref().map(|_| 0.0),
         };
         self.frame_trial = None;
+        self.frame_speed = FrameSpeed {
+            threads: self.speed.frame_threads(),
+            free: self.policy.settled(),
+            wall: 0.0,
+            substeps: 0,
+        };
     }
 
     /// The workers' summed wait for a core so far, nanoseconds, to pass to
@@ -318,6 +364,16 @@ impl Crowding {
             (Some(before), Some(after)) => Some(after.saturating_sub(before) as f64 * 1e-9),
             _ => None,
         };
+        self.record_leg(leg, waited, wall);
+    }
+
+    /// Closes `leg`, whose workers waited `waited` seconds for a core (if known) and which
+    /// took `wall`.
+    fn record_leg(&mut self, leg: Leg, waited: Option<f64>, wall: Duration) {
+        let speed = &mut self.frame_speed;
+        speed.wall += wall.as_secs_f64();
+        speed.substeps += leg.substeps;
+        speed.free &= !leg.trial && leg.threads == speed.threads;
         let frame = &mut self.frame;
         match leg.trial {
             true => self.frame_trial = Some(leg.threads),
@@ -344,8 +400,18 @@ impl Crowding {
         if self.frame.threads == 0 {
             self.frame.threads = self.frame_trial.unwrap_or(0);
         }
+        let speed = self.frame_speed;
+        let free = speed.free && self.policy.settled();
+        if let Mode::Adapting = self.mode {
+            self.speed.observe_frame(free, speed.wall, speed.substeps);
+        }
         if self.frame.threads < self.policy.most {
             self.fewer_frames += 1;
+            match (free, speed.threads == self.speed.cap()) {
+                (true, true) => self.faster_frames += 1,
+                (true, false) => self.timing_frames += 1,
+                (false, _) => {}
+            }
         }
     }
 
@@ -357,6 +423,16 @@ impl Crowding {
     /// Frames run on fewer than the pool's threads so far.
     pub fn fewer_frames(&self) -> u64 {
         self.fewer_frames
+    }
+
+    /// Of [`Self::fewer_frames`], those run on fewer because fewer measured faster.
+    pub fn faster_frames(&self) -> u64 {
+        self.faster_frames
+    }
+
+    /// Of [`Self::fewer_frames`], those that timed fewer threads with the cores free.
+    pub fn timing_frames(&self) -> u64 {
+        self.timing_frames
     }
 
     /// Runs every leg from now on the next of 1, 2, … up to all the threads in turn, at most

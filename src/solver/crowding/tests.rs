@@ -196,3 +196,64 @@ fn one_thread_stays_one() {
         .flatten()
         .all(|leg| leg.threads == 1 && !leg.trial));
 }
+
+/// Runs `count` frames of [`SUBSTEPS`] substeps through `crowding` (adapting), each leg
+/// taking `per_substep(threads)` seconds a substep, its workers waiting `share` of their time;
+/// returns each frame's count.
+fn crowding_frames(
+    crowding: &mut Crowding,
+    count: usize,
+    per_substep: impl Fn(usize) -> f64,
+    share: f64,
+) -> Vec<usize> {
+    (0..count)
+        .map(|_| {
+            crowding.begin_frame();
+            let mut done = 0;
+            while done < SUBSTEPS {
+                let leg = crowding.next_leg(SUBSTEPS - done);
+                let wall = per_substep(leg.threads) * leg.substeps as f64;
+                let waited = wall * leg.threads as f64 * share;
+                crowding.record_leg(leg, Some(waited), Duration::from_secs_f64(wall));
+                done += leg.substeps;
+            }
+            crowding.end_frame();
+            crowding.last_frame().threads
+        })
+        .collect()
+}
+
+/// A crowding of two threads, adapting whether or not this system says how long threads
+/// wait (the tests give the waits).
+fn adapting_pair() -> Crowding {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build();
+    let mut crowding = Crowding::new(&pool.expect("a pool of two"));
+    crowding.mode = Mode::Adapting;
+    crowding
+}
+
+#[test]
+fn with_the_cores_free_frames_run_on_fewer_threads_where_fewer_are_faster() {
+    let mut crowding = adapting_pair();
+    let per_substep = |threads| if threads == 1 { 0.6e-3 } else { 1e-3 };
+    let counts = crowding_frames(&mut crowding, 40, per_substep, 0.02);
+    assert_eq!(counts[..8], [2, 2, 2, 1, 2, 1, 2, 1], "{counts:?}");
+    assert!(counts[7..].iter().all(|&c| c == 1), "{counts:?}");
+    assert_eq!(crowding.fewer_frames(), 35);
+    assert_eq!(
+        (crowding.faster_frames(), crowding.timing_frames()),
+        (33, 2)
+    );
+}
+
+#[test]
+fn busy_cores_time_no_thread_count() {
+    // Crowded from the start: the crowding policy lowers the count and tries two threads
+    // now and then; no frame is compared for speed, though one thread is faster.
+    let mut crowding = adapting_pair();
+    let per_substep = |threads| if threads == 1 { 0.6e-3 } else { 1e-3 };
+    crowding_frames(&mut crowding, 400, per_substep, 0.45);
+    assert!(crowding.fewer_frames() > 390, "{}", crowding.fewer_frames());
+    assert_eq!((crowding.faster_frames(), crowding.timing_frames()), (0, 0));
+    assert_eq!(crowding.speed.cap(), 2);
+}

@@ -6,7 +6,8 @@ use crate::solver::crowding::FrameThreads;
 
 impl Solver {
     /// Whether frames may run on fewer of the pool's threads while other programs hold the
-    /// cores (`simulation.adapt_threads`; off for a new solver). See [`crate::solver::crowding`].
+    /// cores, or where fewer run the scene faster (`simulation.adapt_threads`; off for a new
+    /// solver). See [`crate::solver::crowding`].
     pub fn adapt_threads(&mut self, adapts: bool) {
         self.crowding.adapt(adapts);
     }
@@ -26,6 +27,18 @@ impl Solver {
     /// Frames run so far on fewer than [`Self::threads`] threads.
     pub fn frames_on_fewer_threads(&self) -> u64 {
         self.crowding.fewer_frames()
+    }
+
+    /// Of [`Self::frames_on_fewer_threads`], those on fewer because fewer measured faster
+    /// with the cores free.
+    pub fn frames_on_fewer_threads_for_speed(&self) -> u64 {
+        self.crowding.faster_frames()
+    }
+
+    /// Of [`Self::frames_on_fewer_threads`], those that timed fewer threads with the cores
+    /// free (to learn whether fewer run faster).
+    pub fn frames_timing_fewer_threads(&self) -> u64 {
+        self.crowding.timing_frames()
     }
 
     /// Runs the substeps `range` (1-based) of a frame that ends before substep `frame_end`

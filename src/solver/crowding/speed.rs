@@ -1,0 +1,283 @@
+//! Fewer threads where fewer run the scene faster, with the cores free.
+//!
+//! The substep's threads meet some 80 times ([`crate::solver::parallel`]). Where a substep's
+//! work is a few microseconds a thread, those meetings cost more than a second thread gives:
+//! up to half a microsecond each when two cores share no cache (docs/benchmarks.md, "Issue
+//! 13: two states of this machine"). Measured on this project's 2-core machine with the files
+//! written, 11 of the 20 shipped scenes ran slower on 2 threads than on 1 (the flag 0.45–0.50 s
+//! against 0.31, the balloon 0.32–0.36 against 0.11–0.16), while the large ones ran faster
+//! (the dam break 5.9 s against 8.6). Which scenes lose depends on the machine, and on this
+//! one on its state from minute to minute, so the count is measured, not guessed
+//! (docs/benchmarks.md, "Issue 13: fewer threads where they are faster").
+//!
+//! - **Comparisons.** [`PATTERN`] frames alternate between the count in use `c` and another
+//!   `o`: `c, o, c, o, c`. Each frame's wall time per substep is taken, and `o` is kept when
+//!   both its frames beat the median of `c`'s three by more than [`GAIN`]. Alternating
+//!   cancels a steady change in the scene's cost over the five frames (a cloth settling, a
+//!   fold forming). `o` is half of `c` (rounded up) or twice it (at most the pool's): lower
+//!   first, then the other way after a comparison that kept the count.
+//! - **When.** The first comparison starts after the first frame (in which the kernel spreads
+//!   the new threads over the cores). After a comparison that keeps the count, the next waits
+//!   for frames worth [`FIRST_BACKOFF`] times the comparison's own wall time, then twice as
+//!   long each time up to [`LAST_BACKOFF`] times, so a large scene whose threads pay loses
+//!   about one frame's worth of time to the first comparison and little to the later ones.
+//!   After a change, the wait starts again from the first.
+//! - **Only with the cores free.** A frame in which the crowding policy ([`super::ThreadPolicy`])
+//!   is below the pool's count or tries one thread more is not compared, and drops a
+//!   comparison under way (it starts again at the next free frame): the waits for a core
+//!   would decide it, not the scene.
+//!
+//! Like every count, this one changes no byte of the output: only how fast frames come.
+
+/// How much faster per substep the other count's frames must both be: a tenth.
+pub const GAIN: f64 = 0.1;
+/// Frames in a comparison: the count in use, the other, in turn.
+pub const PATTERN: usize = 5;
+/// The first wait after a comparison that kept the count, in comparison wall times.
+pub const FIRST_BACKOFF: f64 = 16.0;
+/// The longest wait, in comparison wall times.
+pub const LAST_BACKOFF: f64 = 1024.0;
+
+/// The count frames run on while the cores are free, and the comparisons that move it.
+#[derive(Debug, Clone)]
+pub struct SpeedCap {
+    /// The pool's threads.
+    most: usize,
+    /// The count in use.
+    cap: usize,
+    /// Whether the next comparison tries fewer threads (else more), where both are possible.
+    lower_next: bool,
+    /// Wall time of compared frames to run before the next comparison, seconds.
+    wait: f64,
+    /// The next wait, in comparison wall times.
+    backoff: f64,
+    /// Frames observed, free or not.
+    frames: u64,
+    comparison: Option<Comparison>,
+}
+
+/// A comparison under way: the other count, and the time per substep of its frames so far
+/// (frame `k` of the pattern ran on the other count when `k` is odd).
+#[derive(Debug, Clone)]
+struct Comparison {
+    other: usize,
+    per_substep: [f64; PATTERN],
+    frames: usize,
+    wall: f64,
+}
+
+impl SpeedCap {
+    /// At all `most` threads, the first comparison due after the first frame.
+    pub fn new(most: usize) -> SpeedCap {
+        SpeedCap {
+            most: most.max(1),
+            cap: most.max(1),
+            lower_next: true,
+            wait: 0.0,
+            backoff: FIRST_BACKOFF,
+            frames: 0,
+            comparison: None,
+        }
+    }
+
+    /// The count in use.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// The count of the next frame's legs while the cores are free: the comparison's or the
+    /// count in use.
+    pub fn frame_threads(&self) -> usize {
+        match &self.comparison {
+            Some(c) if c.frames % 2 == 1 => c.other,
+            _ => self.cap,
+        }
+    }
+
+    /// Takes a frame: `free` if the cores were free all along and every leg ran on
+    /// [`Self::frame_threads`]; its legs' wall time, seconds, and substeps.
+    pub fn observe_frame(&mut self, free: bool, wall: f64, substeps: usize) {
+        self.frames += 1;
+        if !free || substeps == 0 || self.frames == 1 {
+            self.comparison = None;
+            return;
+        }
+        let Some(comparison) = &mut self.comparison else {
+            self.wait -= wall;
+            if self.wait <= 0.0 {
+                self.comparison = self.other().map(|other| Comparison {
+                    other,
+                    per_substep: [0.0; PATTERN],
+                    frames: 0,
+                    wall: 0.0,
+                });
+            }
+            return;
+        };
+        comparison.per_substep[comparison.frames] = wall / substeps as f64;
+        comparison.frames += 1;
+        comparison.wall += wall;
+        if comparison.frames == PATTERN {
+            let done = self.comparison.take().expect("a comparison under way");
+            self.decide(&done);
+        }
+    }
+
+    /// The count the next comparison tries, if the pool has another.
+    fn other(&self) -> Option<usize> {
+        let lower = self.cap.div_ceil(2);
+        let higher = (2 * self.cap).min(self.most);
+        match (self.cap > 1, self.cap < self.most) {
+            (true, true) if self.lower_next => Some(lower),
+            (_, true) => Some(higher),
+            (true, false) => Some(lower),
+            (false, false) => None,
+        }
+    }
+
+    /// Keeps the other count if both its frames beat the median of the count in use by more
+    /// than [`GAIN`]; sets the wait before the next comparison.
+    fn decide(&mut self, done: &Comparison) {
+        let mut in_use = [
+            done.per_substep[0],
+            done.per_substep[2],
+            done.per_substep[4],
+        ];
+        in_use.sort_by(f64::total_cmp);
+        let bar = (1.0 - GAIN) * in_use[1];
+        if done.per_substep[1] < bar && done.per_substep[3] < bar {
+            self.cap = done.other;
+            self.backoff = FIRST_BACKOFF;
+            self.wait = self.backoff * done.wall;
+        } else {
+            self.lower_next = !self.lower_next;
+            self.wait = self.backoff * done.wall;
+            self.backoff = (2.0 * self.backoff).min(LAST_BACKOFF);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUBSTEPS: usize = 20;
+
+    /// Feeds `cap` `count` free frames whose wall time per substep on `threads` threads is
+    /// `per_substep(frame, threads)`; returns each frame's count.
+    fn frames(
+        cap: &mut SpeedCap,
+        count: usize,
+        per_substep: impl Fn(usize, usize) -> f64,
+    ) -> Vec<usize> {
+        (0..count)
+            .map(|frame| {
+                let threads = cap.frame_threads();
+                let wall = per_substep(frame, threads) * SUBSTEPS as f64;
+                cap.observe_frame(true, wall, SUBSTEPS);
+                threads
+            })
+            .collect()
+    }
+
+    /// One thread at `one`, two at 1.0 (ms per substep, as seconds: only ratios matter).
+    fn two_cores(one: f64) -> impl Fn(usize, usize) -> f64 {
+        move |_, threads| if threads == 1 { one } else { 1.0 }
+    }
+
+    #[test]
+    fn fewer_threads_kept_when_both_their_frames_are_faster() {
+        let mut cap = SpeedCap::new(2);
+        let counts = frames(&mut cap, 12, two_cores(0.7));
+        // The first frame is not compared; the second is free and starts the comparison.
+        assert_eq!(counts[..7], [2, 2, 2, 1, 2, 1, 2]);
+        assert!(counts[7..].iter().all(|&c| c == 1), "{counts:?}");
+        assert_eq!(cap.cap(), 1);
+    }
+
+    #[test]
+    fn all_threads_kept_when_fewer_are_slower_or_not_a_tenth_faster() {
+        for one in [1.6, 1.0, 0.91] {
+            let mut cap = SpeedCap::new(2);
+            let counts = frames(&mut cap, 40, two_cores(one));
+            assert_eq!(cap.cap(), 2, "one thread at {one}");
+            // One comparison, then a wait of 16 comparisons' wall time (5 frames each, two
+            // of them on one thread).
+            let fewer = counts.iter().filter(|&&c| c == 1).count();
+            assert_eq!(fewer, 2, "one thread at {one}: {counts:?}");
+        }
+    }
+
+    #[test]
+    fn the_wait_doubles_after_each_comparison_that_keeps_the_count() {
+        let mut cap = SpeedCap::new(2);
+        let counts = frames(&mut cap, 3000, two_cores(1.5));
+        let starts: Vec<usize> = (1..counts.len())
+            .filter(|&f| counts[f] == 1 && counts[f - 2] != 1 && counts[f - 1] == 2)
+            .collect();
+        let gaps: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.len() >= 4, "{starts:?}");
+        for pair in gaps.windows(2) {
+            // Each comparison (3 frames at 1.0, 2 at 1.5: 6 units) is followed by a wait of
+            // 16, 32, … times that in frames of 1.0.
+            assert!(pair[1] > pair[0] + pair[0] / 2, "{gaps:?}");
+        }
+        assert_eq!(cap.cap(), 2);
+    }
+
+    #[test]
+    fn a_steady_change_in_the_scene_cost_decides_nothing() {
+        // The cost per substep rising 8 % a frame whatever the count (a cloth folding):
+        // the frames on one thread come later than the first of two, and are no faster.
+        let mut cap = SpeedCap::new(2);
+        frames(&mut cap, 200, |frame, _| 1.08f64.powi(frame as i32 % 50));
+        assert_eq!(cap.cap(), 2);
+        // Falling as steadily: the frames on one thread come earlier, and are no slower.
+        let mut cap = SpeedCap::new(2);
+        frames(&mut cap, 200, |frame, _| 0.92f64.powi(frame as i32 % 50));
+        assert_eq!(cap.cap(), 2);
+    }
+
+    #[test]
+    fn more_threads_come_back_when_they_become_faster() {
+        let mut cap = SpeedCap::new(2);
+        frames(&mut cap, 20, two_cores(0.5));
+        assert_eq!(cap.cap(), 1);
+        // The machine changes: now one thread takes twice what two do.
+        let counts = frames(&mut cap, 400, two_cores(2.0));
+        assert_eq!(cap.cap(), 2, "{counts:?}");
+    }
+
+    #[test]
+    fn a_frame_with_busy_cores_drops_the_comparison_under_way() {
+        let mut cap = SpeedCap::new(2);
+        frames(&mut cap, 3, two_cores(0.5));
+        assert_eq!(
+            cap.frame_threads(),
+            1,
+            "the comparison's first frame on one thread"
+        );
+        cap.observe_frame(false, 1.0, SUBSTEPS);
+        assert_eq!(cap.frame_threads(), 2, "dropped");
+        // The next free frame starts it again, and it runs to the end.
+        let counts = frames(&mut cap, 8, two_cores(0.5));
+        assert_eq!(counts[..6], [2, 2, 1, 2, 1, 2]);
+        assert_eq!(cap.cap(), 1);
+    }
+
+    #[test]
+    fn many_threads_halve_and_double() {
+        // Eight threads, each frame's work spread over them but each meeting costing as
+        // much as the work of a thread: fastest at about 3.
+        let cost = |_: usize, threads: usize| 6.0 / threads as f64 + threads as f64;
+        let mut cap = SpeedCap::new(8);
+        frames(&mut cap, 2000, cost);
+        assert_eq!(
+            cap.cap(),
+            4,
+            "8 (8.75) → 4 (5.5); 2 (5.0) is not a tenth faster than 4"
+        );
+        let mut one_thread = SpeedCap::new(1);
+        assert_eq!(frames(&mut one_thread, 20, cost), vec![1; 20]);
+    }
+}
