@@ -4,7 +4,7 @@
 //! work is a few microseconds a thread, those meetings cost more than a second thread gives:
 //! up to half a microsecond each when two cores share no cache (docs/benchmarks.md, "Issue
 //! 13: two states of this machine"). Measured on this project's 2-core machine with the files
-//! written, 11 of the 20 shipped scenes ran slower on 2 threads than on 1 (the flag 0.45–0.50 s
+//! written, 13 of the 20 shipped scenes ran slower on 2 threads than on 1 (the flag 0.45–0.50 s
 //! against 0.31, the balloon 0.32–0.36 against 0.11–0.16), while the large ones ran faster
 //! (the dam break 5.9 s against 8.6). Which scenes lose depends on the machine, and on this
 //! one on its state from minute to minute, so the count is measured, not guessed
