@@ -46,6 +46,9 @@ struct SummaryRecord {
     frames_on_fewer_threads: u64,
     /// Of those, the frames on fewer because fewer measured faster with the cores free.
     frames_on_fewer_threads_for_speed: u64,
+    /// Of those, the frames that timed fewer with the cores free (to learn whether fewer
+    /// run faster).
+    frames_timing_fewer_threads: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     peak_memory_bytes: Option<u64>,
     /// Every quality gate set, with its worst value over the frames written.
@@ -188,6 +191,7 @@ impl Totals<'_> {
             ),
             frames_on_fewer_threads: self.solver.frames_on_fewer_threads(),
             frames_on_fewer_threads_for_speed: self.solver.frames_on_fewer_threads_for_speed(),
+            frames_timing_fewer_threads: self.solver.frames_timing_fewer_threads(),
             peak_memory_bytes: peak_memory_bytes(),
             gates: self.gates.clone(),
         }
@@ -196,7 +200,12 @@ impl Totals<'_> {
     /// The closing line of a complete run: what went where, and how long it took.
     fn say_written(&self, frames_in: &str) {
         let (written, objects) = (self.frames_written, self.solver.model.objects.len());
-        let fewer = self.fewer_threads_said();
+        let solver = &self.solver;
+        let fewer = fewer_threads_said(
+            solver.frames_on_fewer_threads(),
+            solver.frames_on_fewer_threads_for_speed(),
+            solver.frames_timing_fewer_threads(),
+        );
         say!(
             "wrote {written} frames of {objects} object{} to {frames_in} in {:.2} s \
              (simulation {:.2} s, writing {:.2} s on its own thread, {} threads{fewer})",
@@ -206,30 +215,6 @@ impl Totals<'_> {
             self.writing.as_secs_f64(),
             self.solver.threads()
         );
-    }
-
-    /// The closing line's account of frames run on fewer threads, if any: while the cores
-    /// were busy, because fewer ran faster, or to time fewer.
-    fn fewer_threads_said(&self) -> String {
-        let solver = &self.solver;
-        let (faster, timing) = (
-            solver.frames_on_fewer_threads_for_speed(),
-            solver.frames_timing_fewer_threads(),
-        );
-        let busy = solver.frames_on_fewer_threads() - faster - timing;
-        let parts: Vec<String> = [
-            (busy, "while the cores were busy"),
-            (faster, "because fewer ran faster"),
-            (timing, "timing fewer"),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, why)| format!("{n} {why}"))
-        .collect();
-        match parts.is_empty() {
-            true => String::new(),
-            false => format!(", frames on fewer: {}", parts.join(", ")),
-        }
     }
 
     /// Success, or [`Outcome::GatesBroken`] (exit 3) after listing the gates the cache breaks.
@@ -365,4 +350,46 @@ fn projections_per_substep(model: &Model) -> usize {
         })
         .sum();
     per_iteration * model.params.iterations
+}
+
+/// The closing line's account of the `fewer` frames run on fewer threads, if any: while the
+/// cores were busy, because fewer ran faster (`faster` of them), or to time fewer (`timing`).
+fn fewer_threads_said(fewer: u64, faster: u64, timing: u64) -> String {
+    let busy = fewer.saturating_sub(faster + timing);
+    let parts: Vec<String> = [
+        (busy, "while the cores were busy"),
+        (faster, "because fewer ran faster"),
+        (timing, "timing fewer"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(", frames on fewer: {}", parts.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fewer_threads_said;
+
+    #[test]
+    fn the_closing_line_names_only_the_reasons_that_held_frames_on_fewer_threads() {
+        assert_eq!(fewer_threads_said(0, 0, 0), "");
+        assert_eq!(
+            fewer_threads_said(7, 0, 0),
+            ", frames on fewer: 7 while the cores were busy"
+        );
+        assert_eq!(
+            fewer_threads_said(40, 34, 2),
+            ", frames on fewer: 4 while the cores were busy, 34 because fewer ran faster, \
+             2 timing fewer"
+        );
+        assert_eq!(
+            fewer_threads_said(2, 0, 2),
+            ", frames on fewer: 2 timing fewer"
+        );
+    }
 }

@@ -33,10 +33,11 @@
 //!   next trial whether crowded or not, since there is nothing lower to go to. Trials run at
 //!   the end of a frame: at its start this run's writer thread is busiest with the frame
 //!   before, and trials there counted its work as crowding.
-//! - **Speed.** With the cores free (all the threads, no trial due), [`speed`] times frames
-//!   on half (or twice) the threads in use against frames on that count and keeps the
-//!   faster: small scenes spend more time meeting than working on two threads. Legs that
-//!   are not trials run on the lesser of the policy's count and that one.
+//! - **Speed.** With the cores free (the policy at its top count, no trial due), [`speed`]
+//!   times frames on half (or twice) the threads in use against frames on that count, and
+//!   keeps the other count when both its frames are more than a tenth faster: small scenes
+//!   spend more time meeting than working on two threads. The count it keeps is the policy's
+//!   top count from then on.
 //!
 //! Every stage splits its work so that its result is the same for any thread count, so the
 //! count may change between legs without changing a byte of the output. Off Linux (no such
@@ -205,6 +206,19 @@ impl ThreadPolicy {
         self.probe_after = (2 * self.probe_after).min(LAST_PROBE_WINDOWS);
     }
 
+    /// Never more than `most` threads from now on (the count that runs the scene fastest,
+    /// [`speed`]); a count above it, or at the old top, moves to it.
+    fn set_most(&mut self, most: usize) {
+        let most = most.max(1);
+        if most != self.most {
+            let at_top = self.threads == self.most;
+            self.most = most;
+            if at_top || self.threads > most {
+                self.set(most);
+            }
+        }
+    }
+
     /// Moves to `threads`: a new count starts its windows afresh, and a trial due for the
     /// old one is dropped.
     fn set(&mut self, threads: usize) {
@@ -267,19 +281,26 @@ pub struct Crowding {
     faster_frames: u64,
     /// Of those, frames of a comparison timing fewer threads with the cores free.
     timing_frames: u64,
+    /// The count that runs the scene fastest with the cores free; the crowding policy never
+    /// goes above it.
     speed: SpeedCap,
-    /// The frame being run: the count the speed cap gave it, whether the cores have been
-    /// free and its legs on that count so far, and its legs' wall time and substeps.
     frame_speed: FrameSpeed,
 }
 
-/// What [`SpeedCap`] takes of a frame.
+/// What [`SpeedCap`] takes of the frame being run.
 #[derive(Debug, Clone, Copy, Default)]
 struct FrameSpeed {
+    /// The count [`SpeedCap::frame_threads`] gave the frame.
     threads: usize,
+    /// The speed cap when the frame began.
+    cap: usize,
+    /// Whether the cores have been free and the legs on `threads` so far.
     free: bool,
+    /// The legs' wall time, s, substeps, and their workers' time and wait for a core, s.
     wall: f64,
     substeps: usize,
+    thread_time: f64,
+    waited: f64,
 }
 
 impl Crowding {
@@ -307,7 +328,7 @@ impl Crowding {
     pub fn adapt(&mut self, adapts: bool) {
         self.mode = match adapts && self.clock.is_some() {
             true => Mode::Adapting,
-            false => Mode::Fixed(self.policy.most),
+            false => Mode::Fixed(self.speed.most()),
         };
     }
 
@@ -319,16 +340,18 @@ impl Crowding {
                 substeps: remaining,
                 trial: false,
             },
+            // With the cores free, the policy is at the speed cap, which a comparison's frame
+            // on the other count leaves.
             Mode::Adapting => match self.policy.next_leg(remaining) {
-                leg if leg.trial => leg,
+                leg if leg.trial || !self.frame_speed.free => leg,
                 leg => Leg {
-                    threads: leg.threads.min(self.frame_speed.threads),
+                    threads: self.frame_speed.threads,
                     ..leg
                 },
             },
             #[cfg(test)]
             Mode::Cycling { leg, legs_run } => Leg {
-                threads: 1 + legs_run % self.policy.most,
+                threads: 1 + legs_run % self.speed.most(),
                 substeps: remaining.min(leg),
                 trial: false,
             },
@@ -344,9 +367,9 @@ impl Crowding {
         self.frame_trial = None;
         self.frame_speed = FrameSpeed {
             threads: self.speed.frame_threads(),
+            cap: self.speed.cap(),
             free: self.policy.settled(),
-            wall: 0.0,
-            substeps: 0,
+            ..FrameSpeed::default()
         };
     }
 
@@ -373,6 +396,8 @@ impl Crowding {
         let speed = &mut self.frame_speed;
         speed.wall += wall.as_secs_f64();
         speed.substeps += leg.substeps;
+        speed.thread_time += wall.as_secs_f64() * leg.threads as f64;
+        speed.waited += waited.unwrap_or(0.0);
         speed.free &= !leg.trial && leg.threads == speed.threads;
         let frame = &mut self.frame;
         match leg.trial {
@@ -401,13 +426,15 @@ impl Crowding {
             self.frame.threads = self.frame_trial.unwrap_or(0);
         }
         let speed = self.frame_speed;
-        let free = speed.free && self.policy.settled();
+        let calm = speed.waited <= CROWDED_SHARE * speed.thread_time;
+        let free = speed.free && calm && self.policy.settled();
         if let Mode::Adapting = self.mode {
             self.speed.observe_frame(free, speed.wall, speed.substeps);
+            self.policy.set_most(self.speed.cap());
         }
-        if self.frame.threads < self.policy.most {
+        if self.frame.threads < self.speed.most() {
             self.fewer_frames += 1;
-            match (free, speed.threads == self.speed.cap()) {
+            match (free, speed.threads == speed.cap) {
                 (true, true) => self.faster_frames += 1,
                 (true, false) => self.timing_frames += 1,
                 (false, _) => {}
