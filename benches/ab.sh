@@ -7,7 +7,10 @@
 # Environment: SET (issue11, the default: contact-heavy scenes; issue13: the solver throughput
 # workloads; pile: the pile with and without self collision and two cloths lying on each other
 # (bench/stacked-81), at 1 and 2 threads; meshes: the
-# scenes with moving mesh colliders), ROUNDS (default 5), RESULTS (default /tmp/ab-$SET),
+# scenes with moving mesh colliders; scenes: every shipped scene but the dam break at 1 and 2
+# threads), WRITE=1 (write the files, as a user's run does, instead of --no-output; compare
+# the elapsed seconds then, which include the writing), ROUNDS (default 5),
+# RESULTS (default /tmp/ab-$SET),
 # SCENES (default: this
 # checkout's scenes/; use one committed copy for all binaries), ONLY (run only the workloads
 # whose name contains this text), SUMMARY_ONLY=1 (redo the table from $RESULTS/runs.tsv).
@@ -75,9 +78,17 @@ meshes) WORKLOADS=(
     "dancer-t1|1|dancer.toml|"
     "dancer-t2|2|dancer.toml|"
 ) ;;
-*) echo "unknown SET=$SET (issue11, issue13, pile or meshes)" >&2; exit 2 ;;
+scenes) WORKLOADS=()
+    for scene in "$SCENES"/*.toml; do
+        name=$(basename "$scene" .toml)
+        [ "$name" = dam_break ] && continue
+        WORKLOADS+=("$name-t1|1|$name.toml|" "$name-t2|2|$name.toml|")
+    done ;;
+*) echo "unknown SET=$SET (issue11, issue13, pile, meshes or scenes)" >&2; exit 2 ;;
 esac
 
+output=(--no-output)
+[ -n "${WRITE:-}" ] && output=()
 mkdir -p "$RESULTS"
 runs="$RESULTS/runs.tsv"
 if [ -z "${SUMMARY_ONLY:-}" ]; then
@@ -94,7 +105,8 @@ for round in $(seq 1 "$ROUNDS"); do
             status=0
             # shellcheck disable=SC2086
             /usr/bin/time -v -o "$RESULTS/time.txt" "${bins[$i]}" run "$SCENES/$scene" \
-                --out "$out" --quiet --no-output --threads "$threads" $extra || status=$?
+                --out "$out" --quiet ${output[@]+"${output[@]}"} --threads "$threads" $extra ||
+                status=$?
             elapsed=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
                 for (k = 1; k <= n; k++) s = s * 60 + p[k]; print s }' "$RESULTS/time.txt")
             cpu=$(awk -F': ' '/(User|System) time \(seconds\)/ { s += $2 } END { print s }' "$RESULTS/time.txt")

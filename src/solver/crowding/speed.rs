@@ -21,7 +21,9 @@
 //!   the next waits for free frames worth [`FIRST_BACKOFF`] times the comparison's own wall
 //!   time, then twice as long each time up to [`LAST_BACKOFF`] times, so a large scene whose
 //!   threads pay loses about one frame's worth of time to the first comparison and little to
-//!   the later ones. After a change, the wait starts again from the first.
+//!   the later ones. A change is checked at once by a comparison the way back (a decision
+//!   made in a spell of the machine's noise would otherwise stand for the rest of a short
+//!   shot); the waits then start again from the first.
 //! - **Only with the cores free.** A frame is compared only if the crowding policy
 //!   ([`super::ThreadPolicy`]) was at its top count with no trial due all along, and its own
 //!   workers waited for a core at most the policy's crowded share of their time. Any other
@@ -153,7 +155,8 @@ impl SpeedCap {
     }
 
     /// Keeps the other count if both its frames beat the median of the count in use by more
-    /// than [`GAIN`]; sets the wait before the next comparison.
+    /// than [`GAIN`], and then compares the way back at once; else sets the wait before the
+    /// next comparison.
     fn decide(&mut self, done: &Comparison) {
         let mut in_use = [
             done.per_substep[0],
@@ -163,9 +166,12 @@ impl SpeedCap {
         in_use.sort_by(f64::total_cmp);
         let bar = (1.0 - GAIN) * in_use[1];
         if done.per_substep[1] < bar && done.per_substep[3] < bar {
+            // Checked at once by a comparison the way back: a change decided in a spell of
+            // the machine's noise is undone five frames later, not after a long wait.
+            self.lower_next = done.other > self.cap;
             self.cap = done.other;
             self.backoff = FIRST_BACKOFF;
-            self.wait = self.backoff * done.wall;
+            self.wait = 0.0;
         } else {
             self.back_off(done.wall);
         }
@@ -212,9 +218,11 @@ mod tests {
     fn fewer_threads_kept_when_both_their_frames_are_faster() {
         let mut cap = SpeedCap::new(2);
         let counts = frames(&mut cap, 12, two_cores(0.7));
-        // The first frame is not compared; the second is the comparison's first.
+        // The first frame is not compared; the second is the comparison's first. The change
+        // is checked at once the way back, and stands.
         assert_eq!(counts[..6], [2, 2, 1, 2, 1, 2]);
-        assert!(counts[6..].iter().all(|&c| c == 1), "{counts:?}");
+        assert_eq!(counts[6..11], [1, 2, 1, 2, 1]);
+        assert!(counts[11..].iter().all(|&c| c == 1), "{counts:?}");
         assert_eq!(cap.cap(), 1);
     }
 
@@ -271,6 +279,28 @@ mod tests {
     }
 
     #[test]
+    fn a_change_decided_in_a_spell_of_noise_is_undone_at_once() {
+        // Two threads take 1.0 a substep, one 1.3; but the first comparison's frames on two
+        // threads fall in a spell where they take 2.0.
+        let noisy = |frame: usize, threads: usize| match threads {
+            1 => 1.3,
+            _ if frame <= 5 => 2.0,
+            _ => 1.0,
+        };
+        let mut cap = SpeedCap::new(2);
+        let counts = frames(&mut cap, 60, noisy);
+        assert_eq!(
+            counts[..11],
+            [2, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1],
+            "{counts:?}"
+        );
+        // Back on two threads, the check the way back keeps them.
+        assert_eq!(counts[11..16], [2, 1, 2, 1, 2], "{counts:?}");
+        assert!(counts[16..].iter().all(|&c| c == 2), "{counts:?}");
+        assert_eq!(cap.cap(), 2);
+    }
+
+    #[test]
     fn more_threads_come_back_when_they_become_faster() {
         let mut cap = SpeedCap::new(2);
         frames(&mut cap, 20, two_cores(0.5));
@@ -315,11 +345,12 @@ mod tests {
             }
         }
         // Each try drops its comparison (a frame of 10 on one thread, one of 10 on two: 20),
-        // and the next waits 16, 32, … up to 1024 times that in frames of 10, then runs the
-        // comparison's first frame on one thread before trying two again.
+        // and the next waits 32, 64, … up to 1024 times that in frames of 10 (the check
+        // that followed the change kept the count, and so waited 16 times its own), then
+        // runs the comparison's first frame on one thread before trying two again.
         let gaps: Vec<usize> = tried.windows(2).map(|w| w[1] - w[0]).collect();
         let expected: Vec<usize> = (0..gaps.len())
-            .map(|k| 2 * (FIRST_BACKOFF * 2f64.powi(k as i32)).min(LAST_BACKOFF) as usize + 2)
+            .map(|k| 2 * (2.0 * FIRST_BACKOFF * 2f64.powi(k as i32)).min(LAST_BACKOFF) as usize + 2)
             .collect();
         assert_eq!(gaps, expected);
         assert!(
