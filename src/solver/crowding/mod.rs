@@ -287,14 +287,11 @@ pub struct Crowding {
     frame_speed: FrameSpeed,
 }
 
-/// What [`SpeedCap`] takes of the frame being run.
+/// What [`SpeedCap`] takes of the frame being run. The cap changes only between frames, so
+/// its [`SpeedCap::frame_threads`] is the frame's count throughout.
 #[derive(Debug, Clone, Copy, Default)]
 struct FrameSpeed {
-    /// The count [`SpeedCap::frame_threads`] gave the frame.
-    threads: usize,
-    /// The speed cap when the frame began.
-    cap: usize,
-    /// Whether the cores have been free and the legs on `threads` so far.
+    /// Whether the cores have been free and the legs on the frame's count so far.
     free: bool,
     /// The legs' wall time, s, substeps, and their workers' time and wait for a core, s.
     wall: f64,
@@ -345,7 +342,7 @@ impl Crowding {
             Mode::Adapting => match self.policy.next_leg(remaining) {
                 leg if leg.trial || !self.frame_speed.free => leg,
                 leg => Leg {
-                    threads: self.frame_speed.threads,
+                    threads: self.speed.frame_threads(),
                     ..leg
                 },
             },
@@ -366,8 +363,6 @@ impl Crowding {
         };
         self.frame_trial = None;
         self.frame_speed = FrameSpeed {
-            threads: self.speed.frame_threads(),
-            cap: self.speed.cap(),
             free: self.policy.settled(),
             ..FrameSpeed::default()
         };
@@ -393,12 +388,13 @@ impl Crowding {
     /// Closes `leg`, whose workers waited `waited` seconds for a core (if known) and which
     /// took `wall`.
     fn record_leg(&mut self, leg: Leg, waited: Option<f64>, wall: Duration) {
+        let frame_threads = self.speed.frame_threads();
         let speed = &mut self.frame_speed;
         speed.wall += wall.as_secs_f64();
         speed.substeps += leg.substeps;
         speed.thread_time += wall.as_secs_f64() * leg.threads as f64;
         speed.waited += waited.unwrap_or(0.0);
-        speed.free &= !leg.trial && leg.threads == speed.threads;
+        speed.free &= !leg.trial && leg.threads == frame_threads;
         let frame = &mut self.frame;
         match leg.trial {
             true => self.frame_trial = Some(leg.threads),
@@ -428,17 +424,18 @@ impl Crowding {
         let speed = self.frame_speed;
         let calm = speed.waited <= CROWDED_SHARE * speed.thread_time;
         let free = speed.free && calm && self.policy.settled();
-        if let Mode::Adapting = self.mode {
-            self.speed.observe_frame(free, speed.wall, speed.substeps);
-            self.policy.set_most(self.speed.cap());
-        }
+        // Counted before the cap takes this frame, which may move it.
         if self.frame.threads < self.speed.most() {
             self.fewer_frames += 1;
-            match (free, speed.threads == speed.cap) {
+            match (free, self.speed.frame_threads() == self.speed.cap()) {
                 (true, true) => self.faster_frames += 1,
                 (true, false) => self.timing_frames += 1,
                 (false, _) => {}
             }
+        }
+        if let Mode::Adapting = self.mode {
+            self.speed.observe_frame(free, speed.wall, speed.substeps);
+            self.policy.set_most(self.speed.cap());
         }
     }
 
