@@ -16,7 +16,7 @@ shares are an upper bound), and the frames' end positions stand for the substeps
 
 Usage: python3 benches/flat_patches.py CACHE_DIR [--patch P] [--angle DEGREES]
   e.g. xpbd-sim run scenes/pile.toml --out /tmp/pile && \
-       python3 benches/flat_patches.py /tmp/pile/cloth --patch 2
+       python3 benches/flat_patches.py /tmp/pile --patch 2
 Needs numpy. CACHE_DIR/…NNNN.obj are read in name order (the OBJ files of one object).
 """
 import argparse
@@ -95,6 +95,16 @@ def union_flat(normals, patches, a, b, flat):
     return np.array([result[(min(p, q), max(p, q))] for p, q in zip(a, b)], bool)
 
 
+def flat_shares(a, b, angle, normals, patches, flat):
+    """Per pair of elements in patches a[k] and b[k]: in one flat patch; in one or two
+    neighbouring patches that are flat together."""
+    same_flat = (a == b) & (angle[b] < flat)
+    near = patches.neighbours(a, b)
+    near_flat = np.zeros(len(a), bool)
+    near_flat[near] = union_flat(normals, patches, a[near], b[near], flat)
+    return same_flat, same_flat | near_flat
+
+
 def frame_counts(x, triangles, edges, patches, flat):
     normals = np.cross(x[triangles[:, 1]] - x[triangles[:, 0]], x[triangles[:, 2]] - x[triangles[:, 0]])
     angle = half_angles(normals, patches.of_triangle, patches.count)
@@ -105,23 +115,17 @@ def frame_counts(x, triangles, edges, patches, flat):
     shared = (edges[:, None, :, None] == edges[None, :, None, :]).any((2, 3))
     i, j = np.nonzero(np.triu(overlap & ~shared, 1))
     pi, pj = patches.of_edge[i], patches.of_edge[j]
-    same_flat = (pi == pj) & (angle[pi] < flat)
-    near = patches.neighbours(pi, pj)
-    near_flat = np.zeros(len(i), bool)
-    near_flat[near] = union_flat(normals, patches, pi[near], pj[near], flat)
+    same_flat, either_flat = flat_shares(pi, pj, angle, normals, patches, flat)
     # Point-triangle pairs: triangle boxes grown by D, points bare; not the triangle's own.
     tlo, thi = x[triangles].min(1) - D, x[triangles].max(1) + D
     inside = np.all((x[:, None] >= tlo[None]) & (x[:, None] <= thi[None]), axis=2)
     inside &= ~(triangles[None] == np.arange(len(x))[:, None, None]).any(2)
     p, t = np.nonzero(inside)
     pp, pt = patches.of_vertex[p], patches.of_triangle[t]
-    pt_same_flat = (pp == pt) & (angle[pt] < flat)
-    pt_near = patches.neighbours(pp, pt)
-    pt_near_flat = np.zeros(len(p), bool)
-    pt_near_flat[pt_near] = union_flat(normals, patches, pp[pt_near], pt[pt_near], flat)
+    pt_same_flat, pt_either_flat = flat_shares(pp, pt, angle, normals, patches, flat)
     return np.array([
-        len(i), (pi == pj).sum(), same_flat.sum(), (same_flat | near_flat).sum(),
-        len(p), pt_same_flat.sum(), (pt_same_flat | pt_near_flat).sum(),
+        len(i), (pi == pj).sum(), same_flat.sum(), either_flat.sum(),
+        len(p), pt_same_flat.sum(), pt_either_flat.sum(),
     ])
 
 
