@@ -267,53 +267,30 @@ fn project_batches_with<
     x_prev: &[DVec3],
     terms: &[Terms<f64>],
 ) {
-    let Some(first) = items.first().map(|item| item.material()) else {
-        return;
-    };
-    if items.iter().all(|item| item.material() == first) {
-        project_batches_of::<N, K, W, S, IO, true>(items, lambda, x, x_prev, terms);
-    } else {
-        project_batches_of::<N, K, W, S, IO, false>(items, lambda, x, x_prev, terms);
-    }
-}
-
-/// [`project_batches`]' loop, with every item of one material when `UNIFORM`.
-#[inline(always)]
-fn project_batches_of<
-    const N: usize,
-    K: Constraint<N>,
-    W: WeightedPositions + ?Sized,
-    S: Real,
-    IO: ParticleLanes<S>,
-    const UNIFORM: bool,
->(
-    items: &[K],
-    lambda: &mut [f64],
-    x: &mut W,
-    x_prev: &[DVec3],
-    terms: &[Terms<f64>],
-) {
     let mut items = items.chunks_exact(LANES);
     let mut lambda = lambda.chunks_exact_mut(LANES);
     for (batch, lambda) in (&mut items).zip(&mut lambda) {
         // Full batches as arrays, so the lane count is a constant the loops unroll to.
         let batch: &[K; LANES] = batch.try_into().expect("chunks_exact");
         let lambda: &mut [f64; LANES] = lambda.try_into().expect("chunks_exact");
-        project_lanes::<N, K, W, S, IO, UNIFORM, true>(batch, lambda, x, x_prev, terms);
+        project_lanes::<N, K, W, S, IO, true>(batch, lambda, x, x_prev, terms);
     }
     let (rest, rest_lambda) = (items.remainder(), lambda.into_remainder());
     if !rest.is_empty() {
-        project_lanes::<N, K, W, S, IO, UNIFORM, false>(rest, rest_lambda, x, x_prev, terms);
+        project_lanes::<N, K, W, S, IO, false>(rest, rest_lambda, x, x_prev, terms);
     }
 }
 
 /// Projects `items` (1 to `S::LANES` constraints sharing no moving particle) side by side:
 /// one constraint with `S = f64` ([`super::project`]), a batch with [`F64s`], moving the
-/// particles with `IO`. See the module docs. `UNIFORM` says every item has the first one's
-/// material: the lanes then take its Δλ coefficients as one value instead of gathering them
-/// (the usual case: a colour of one object's kind; 10 % of a dihedral batch's time on
-/// cloth-256, docs/benchmarks.md). `FULL` says there are `S::LANES` items: every lane is
-/// present, which the compiler then need not check.
+/// particles with `IO`. See the module docs. Where every item has the first one's material
+/// (the usual case: a colour of one object's kind) the lanes take its Δλ coefficients as one
+/// value instead of gathering them (10 % of a dihedral batch's time on cloth-256,
+/// docs/benchmarks.md). That is asked of the batch's own items, already in cache, not of the
+/// whole share in a pass before the batches: on cloth-256 that pass read every stretch
+/// constraint from memory twice a sweep ("Issue 13: a batch's material asked of the batch").
+/// `FULL` says there are `S::LANES` items: every lane is present, which the compiler then
+/// need not check.
 #[inline(always)]
 pub fn project_lanes<
     const N: usize,
@@ -321,7 +298,6 @@ pub fn project_lanes<
     W: WeightedPositions + ?Sized,
     S: Real,
     IO: ParticleLanes<S>,
-    const UNIFORM: bool,
     const FULL: bool,
 >(
     items: &[K],
@@ -375,8 +351,12 @@ pub fn project_lanes<
     if !S::any(active) {
         return;
     }
-    let terms = if UNIFORM {
-        Terms::<S>::gather(|_| terms[items[0].material().index()])
+    let first_material = items[0].material();
+    let terms = if items[1..count]
+        .iter()
+        .all(|item| item.material() == first_material)
+    {
+        Terms::<S>::gather(|_| terms[first_material.index()])
     } else {
         Terms::<S>::gather(|l| terms[items[l.min(count - 1)].material().index()])
     };

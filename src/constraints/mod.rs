@@ -163,7 +163,7 @@ pub fn project<const N: usize, K: Constraint<N>, W: weighted::WeightedPositions 
     x_prev: &[DVec3],
     terms: &[Terms<f64>],
 ) {
-    batch::project_lanes::<N, K, W, f64, lane_io::Scalar, true, true>(
+    batch::project_lanes::<N, K, W, f64, lane_io::Scalar, true>(
         std::slice::from_ref(constraint),
         std::slice::from_mut(lambda),
         x,
