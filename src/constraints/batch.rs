@@ -283,14 +283,8 @@ fn project_batches_with<
 
 /// Projects `items` (1 to `S::LANES` constraints sharing no moving particle) side by side:
 /// one constraint with `S = f64` ([`super::project`]), a batch with [`F64s`], moving the
-/// particles with `IO`. See the module docs. Where every item has the first one's material
-/// (the usual case: a colour of one object's kind) the lanes take its Δλ coefficients as one
-/// value instead of gathering them (10 % of a dihedral batch's time on cloth-256,
-/// docs/benchmarks.md). That is asked of the batch's own items, already in cache, not of the
-/// whole share in a pass before the batches: on cloth-256 that pass read every stretch
-/// constraint from memory twice a sweep ("Issue 13: a batch's material asked of the batch").
-/// `FULL` says there are `S::LANES` items: every lane is present, which the compiler then
-/// need not check.
+/// particles with `IO`. See the module docs. `FULL` says there are `S::LANES` items: every
+/// lane is present, which the compiler then need not check.
 #[inline(always)]
 pub fn project_lanes<
     const N: usize,
@@ -308,28 +302,14 @@ pub fn project_lanes<
 ) {
     let count = if FULL { S::LANES } else { items.len() };
     assert!((1..=S::LANES).contains(&count) && items.len() == count && lambda.len() == count);
-    // Indexed loops, not `array::from_fn` (see `super::lanes`). Indices are checked once
-    // here, so the gathers and scatters below need no check each.
-    let len = x.len();
-    assert!(x_prev.len() == len, "particle arrays differ in length");
-    // Started from the first item's indices in every lane, not from zeros: zeroing was a
-    // `memset` call per batch whenever the compiler did not see that the loop below writes
-    // every element (docs/benchmarks.md, "Issue 13: the crossing count's tree refitted").
-    let mut particles = items[0].particles().map(|k| [k; LANES]);
-    let mut highest = 0;
-    for l in 0..S::LANES {
-        let of_lane = items[l.min(count - 1)].particles();
-        for k in 0..N {
-            particles[k][l] = of_lane[k];
-            highest = highest.max(of_lane[k]);
-        }
-    }
-    assert!((highest as usize) < len, "particle index out of bounds");
+    assert!(x_prev.len() == x.len(), "particle arrays differ in length");
+    let particles = lane_particles::<N, K, S>(items, count, x.len());
     // Written element by element without zeroing them first (a memset call per batch).
     let mut p = MaybeUninit::<[Vec3<S>; N]>::uninit();
     let mut w = MaybeUninit::<[S; N]>::uninit();
     for (k, index) in particles.iter().enumerate() {
-        // SAFETY: every index was checked against `len` above; element k of each array.
+        // SAFETY: every index was checked against the length by `lane_particles`; element k
+        // of each array.
         unsafe {
             let (position, inv_mass) = IO::gather_weighted(x, index);
             p.as_mut_ptr().cast::<Vec3<S>>().add(k).write(position);
@@ -351,256 +331,121 @@ pub fn project_lanes<
     if !S::any(active) {
         return;
     }
+    let terms = batch_terms::<N, K, S>(items, count, terms);
+    let damped = terms.damped() & active;
+    let grad_dot_dx = if S::any(damped) {
+        // SAFETY: checked by `lane_particles`, and `x_prev` is as long as `x`.
+        let moved = unsafe { moved_along_gradient::<N, S, IO>(&particles, &grad, p, x_prev) };
+        S::select(damped, moved, S::splat(0.0))
+    } else {
+        S::splat(0.0)
+    };
+    let delta = add_to_lambda::<S>(lambda, count, |lambda_now| {
+        S::select(
+            active,
+            terms.delta_lambda(c, lambda_now, w_grad_sq, grad_dot_dx),
+            S::splat(0.0),
+        )
+    });
+    let acting = S::mask_bits(active);
+    for (k, index) in particles.iter().enumerate() {
+        // Pinned particles (w = 0) are never written: several threads may read them.
+        let moves = S::mask_bits(w[k].gt(S::splat(0.0)));
+        let correction = grad[k].scale(w[k] * delta);
+        // SAFETY: checked by `lane_particles`.
+        unsafe { IO::scatter_weighted(x, index, correction, acting & moves) };
+    }
+}
+
+/// The particle indices of `items`' first `count` lanes, by stencil slot: `[k][l]` is slot
+/// `k` of lane `l` (lanes past `count` repeat the last item). Checks each against `len`
+/// here, once, so the gathers and scatters need no check each.
+///
+/// # Panics
+/// If an index is not below `len`.
+#[inline(always)]
+fn lane_particles<const N: usize, K: Constraint<N>, S: Real>(
+    items: &[K],
+    count: usize,
+    len: usize,
+) -> [[u32; LANES]; N] {
+    // Indexed loops, not `array::from_fn` (see `super::lanes`). Started from the first
+    // item's indices in every lane, not from zeros: zeroing was a `memset` call per batch
+    // whenever the compiler did not see that the loop below writes every element
+    // (docs/benchmarks.md, "Issue 13: the crossing count's tree refitted").
+    let mut particles = items[0].particles().map(|k| [k; LANES]);
+    let mut highest = 0;
+    for l in 0..S::LANES {
+        let of_lane = items[l.min(count - 1)].particles();
+        for k in 0..N {
+            particles[k][l] = of_lane[k];
+            highest = highest.max(of_lane[k]);
+        }
+    }
+    assert!((highest as usize) < len, "particle index out of bounds");
+    particles
+}
+
+/// The Δλ coefficients of `items`' lanes. Where every item has the first one's material (the
+/// usual case: a colour of one object's kind) the lanes take its coefficients as one value
+/// instead of gathering them (10 % of a dihedral batch's time on cloth-256,
+/// docs/benchmarks.md). That is asked of the batch's own items, already in cache, not of the
+/// whole share in a pass before the batches: on cloth-256 that pass read every stretch
+/// constraint from memory twice a sweep ("Issue 13: a batch's material asked of the batch").
+#[inline(always)]
+fn batch_terms<const N: usize, K: Constraint<N>, S: Real>(
+    items: &[K],
+    count: usize,
+    terms: &[Terms<f64>],
+) -> Terms<S> {
     let first_material = items[0].material();
-    let terms = if items[1..count]
+    if items[1..count]
         .iter()
         .all(|item| item.material() == first_material)
     {
         Terms::<S>::gather(|_| terms[first_material.index()])
     } else {
         Terms::<S>::gather(|l| terms[items[l.min(count - 1)].material().index()])
-    };
-    let damped = terms.damped() & active;
-    let grad_dot_dx = if S::any(damped) {
-        let mut sum = S::splat(0.0);
-        for k in 0..N {
-            // SAFETY: checked against `len` above.
-            let start = unsafe { IO::gather(x_prev, &particles[k]) };
-            sum = sum + grad[k].dot(p[k] - start);
-        }
-        S::select(damped, sum, S::splat(0.0))
-    } else {
-        S::splat(0.0)
-    };
-    // λ never holds −0 (it starts at +0 and x + y is −0 in round-to-nearest only when both
-    // are), so adding the +0 of a lane that does not act leaves its bits as they are.
+    }
+}
+
+/// `Σ_k ∇_k C · (p_k − x_prev_k)`, lane by lane: how far the stencil moved along the gradient
+/// since the substep began, which the damping term of Δλ reads.
+///
+/// # Safety
+/// Every index in `particles` is in bounds of `x_prev`.
+#[inline(always)]
+unsafe fn moved_along_gradient<const N: usize, S: Real, IO: ParticleLanes<S>>(
+    particles: &[[u32; LANES]; N],
+    grad: &[Vec3<S>; N],
+    p: &[Vec3<S>; N],
+    x_prev: &[DVec3],
+) -> S {
+    let mut sum = S::splat(0.0);
+    for k in 0..N {
+        // SAFETY: the caller's promise.
+        let start = unsafe { IO::gather(x_prev, &particles[k]) };
+        sum = sum + grad[k].dot(p[k] - start);
+    }
+    sum
+}
+
+/// Adds `delta(λ)` to the first `count` multipliers `lambda`, in lanes, and returns it.
+///
+/// λ never holds −0 (it starts at +0 and x + y is −0 in round-to-nearest only when both
+/// are), so adding the +0 of a lane that does not act leaves its bits as they are.
+#[inline(always)]
+fn add_to_lambda<S: Real>(lambda: &mut [f64], count: usize, delta: impl FnOnce(S) -> S) -> S {
     let mut lambda_lanes = [0.0; LANES];
     for l in 0..S::LANES {
         lambda_lanes[l] = lambda[l.min(count - 1)];
     }
     let lambda_now = S::load(&lambda_lanes);
-    let delta = S::select(
-        active,
-        terms.delta_lambda(c, lambda_now, w_grad_sq, grad_dot_dx),
-        S::splat(0.0),
-    );
+    let delta = delta(lambda_now);
     (lambda_now + delta).store(&mut lambda_lanes);
     lambda.copy_from_slice(&lambda_lanes[..count]);
-    let acting = S::mask_bits(active);
-    for (k, index) in particles.iter().enumerate() {
-        // Pinned particles (w = 0) are never written: several threads may read them.
-        let moves = S::mask_bits(w[k].gt(S::splat(0.0)));
-        let correction = grad[k].scale(w[k] * delta);
-        // SAFETY: checked against `len` above.
-        unsafe { IO::scatter_weighted(x, index, correction, acting & moves) };
-    }
+    delta
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::constraints::curvature::{IsometricBendingConstraint, RopeBendingConstraint};
-    use crate::constraints::dihedral::DihedralConstraint;
-    use crate::constraints::distance::DistanceConstraint;
-    use crate::constraints::long_range::LongRangeConstraint;
-    use crate::constraints::tet_volume::TetVolumeConstraint;
-    use crate::constraints::weighted::{packed, WeightedPosition};
-    use crate::constraints::{project, Material, MaterialId, Materials};
-
-    /// A fixed xorshift sequence in [−1, 1).
-    fn noise(seed: u64) -> impl FnMut() -> f64 {
-        let mut state = seed;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        }
-    }
-
-    /// Projects `items` (sharing no particle) as batches on every path this CPU has and one
-    /// at a time, from the same jittered positions, and requires the same bits.
-    fn batches_match_one_at_a_time<const N: usize, K: Constraint<N>>(
-        items: &[K],
-        particles: usize,
-    ) {
-        for path in SimdPath::available() {
-            path_matches_one_at_a_time(path, items, particles);
-        }
-    }
-
-    fn path_matches_one_at_a_time<const N: usize, K: Constraint<N>>(
-        path: SimdPath,
-        items: &[K],
-        particles: usize,
-    ) {
-        let mut next = noise(0x5eed);
-        let x0: Vec<DVec3> = (0..particles)
-            .map(|i| DVec3::new(i as f64 * 0.1 + 0.02 * next(), 0.05 * next(), 0.03 * next()))
-            .collect();
-        let x_prev: Vec<DVec3> = x0
-            .iter()
-            .map(|&p| p + DVec3::splat(0.001 * next()))
-            .collect();
-        let inv_mass: Vec<f64> = (0..particles)
-            .map(|i| if i % 7 == 3 { 0.0 } else { 1.0 + 0.1 * next() })
-            .collect();
-        let mut batched = packed(&x0, &inv_mass);
-        let mut alone = batched.clone();
-        let mut lambda_batched = vec![0.01; items.len()];
-        let mut lambda_alone = lambda_batched.clone();
-        let terms = materials().terms(480.0);
-        project_batches_on(
-            path,
-            items,
-            &mut lambda_batched,
-            batched.as_mut_slice(),
-            &x_prev,
-            &terms,
-        );
-        for (item, lambda) in items.iter().zip(&mut lambda_alone) {
-            project(item, lambda, alone.as_mut_slice(), &x_prev, &terms);
-        }
-        let bits = |particles: &[WeightedPosition]| -> Vec<[u64; 4]> {
-            (particles.iter())
-                .map(|p| [p.position.x, p.position.y, p.position.z, p.inv_mass].map(f64::to_bits))
-                .collect()
-        };
-        assert_eq!(bits(&batched), bits(&alone), "{path:?}");
-        assert_eq!(
-            bits(&batched).iter().map(|b| b[3]).collect::<Vec<_>>(),
-            inv_mass.iter().map(|w| w.to_bits()).collect::<Vec<_>>(),
-            "inverse masses untouched"
-        );
-        assert_eq!(
-            lambda_batched
-                .iter()
-                .map(|l| l.to_bits())
-                .collect::<Vec<_>>(),
-            lambda_alone.iter().map(|l| l.to_bits()).collect::<Vec<_>>(),
-            "{path:?}"
-        );
-        assert!(
-            lambda_alone.iter().any(|&l| l != 0.01),
-            "something was projected"
-        );
-    }
-
-    /// Rigid, damped compliant and PBD stiff: ids 0, 1 and 2 of [`materials`].
-    fn material(k: usize) -> Material {
-        match k % 3 {
-            0 => Material::RIGID,
-            1 => Material::Compliant {
-                compliance: 1e-3,
-                damping: 0.5,
-            },
-            _ => Material::Stiff { stiffness: 0.7 },
-        }
-    }
-
-    fn materials() -> Materials {
-        let mut table = Materials::default();
-        for k in 0..3 {
-            table.intern(material(k));
-        }
-        table
-    }
-
-    fn damped(k: usize) -> MaterialId {
-        materials().intern(material(k))
-    }
-
-    #[test]
-    fn every_kind_projects_the_same_bits_in_a_batch_as_alone() {
-        // Materials mixed within a batch, and each alone (the uniform batches, and the
-        // compliant-only and stiff-only formulas of Δλ).
-        let mixed = |k: usize| damped(k);
-        for material in [mixed, |_| damped(0), |_| damped(1), |_| damped(2)] {
-            every_kind_matches(material);
-        }
-    }
-
-    /// Every batched kind: 19 constraints on disjoint particles (two full batches and a short
-    /// one), constraint `k` of material `material(k)`.
-    fn every_kind_matches(material: fn(usize) -> MaterialId) {
-        let count = 19;
-        let stretch: Vec<DistanceConstraint> = (0..count)
-            .map(|k| DistanceConstraint {
-                particles: [2 * k as u32, 2 * k as u32 + 1],
-                rest_length: 0.08,
-                material: material(k),
-                tearable: false,
-                diagonal: false,
-            })
-            .collect();
-        batches_match_one_at_a_time(&stretch, 2 * count);
-        let four = |k: usize| [0, 1, 2, 3].map(|j| (4 * k + j) as u32);
-        let hinges: Vec<DihedralConstraint> = (0..count)
-            .map(|k| DihedralConstraint {
-                particles: four(k),
-                rest_angle: 0.3 - 0.05 * k as f64,
-                material: material(k),
-            })
-            .collect();
-        batches_match_one_at_a_time(&hinges, 4 * count);
-        let isometric: Vec<IsometricBendingConstraint> = (0..count)
-            .map(|k| IsometricBendingConstraint {
-                particles: four(k),
-                weights: [1.0, 1.2, -1.1, -1.1],
-                scale: 2.0,
-                material: material(k),
-            })
-            .collect();
-        batches_match_one_at_a_time(&isometric, 4 * count);
-        let ropes: Vec<RopeBendingConstraint> = (0..count)
-            .map(|k| RopeBendingConstraint {
-                particles: [0, 1, 2].map(|j| (3 * k + j) as u32),
-                scale: 12.0,
-                material: material(k),
-            })
-            .collect();
-        batches_match_one_at_a_time(&ropes, 3 * count);
-        let tets: Vec<TetVolumeConstraint> = (0..count)
-            .map(|k| TetVolumeConstraint {
-                particles: four(k),
-                rest_volume: 1e-4,
-                material: material(k),
-            })
-            .collect();
-        batches_match_one_at_a_time(&tets, 4 * count);
-        // Tethers sharing their pinned end (particle 3), as a colour may: never written.
-        let tethers: Vec<LongRangeConstraint> = (0..count)
-            .map(|k| LongRangeConstraint {
-                particles: [(4 + k) as u32, 3],
-                max_length: 0.05 * k as f64,
-            })
-            .collect();
-        batches_match_one_at_a_time(&tethers, 4 + count);
-    }
-
-    #[test]
-    fn lanes_evaluate_what_one_constraint_evaluates() {
-        let mut next = noise(7);
-        let hinges: Vec<DihedralConstraint> = (0..LANES)
-            .map(|k| DihedralConstraint {
-                particles: [0; 4],
-                rest_angle: 3.0 * next() + 0.01 * k as f64,
-                material: MaterialId::RIGID,
-            })
-            .collect();
-        let stencils: Vec<[DVec3; 4]> = (0..LANES)
-            .map(|_| std::array::from_fn(|_| DVec3::new(next(), next(), next())))
-            .collect();
-        let p: [Vec3<F64s>; 4] = std::array::from_fn(|k| Vec3::from_fn(|l| stencils[l][k]));
-        let (c, grad, acts) =
-            DihedralConstraint::value_and_gradient(&DihedralConstraint::shape::<F64s>(&hinges), &p);
-        for l in 0..LANES {
-            let (c1, grad1) = hinges[l].evaluate(&stencils[l]).expect("generic stencil");
-            assert!(acts.lane(l));
-            assert_eq!(c.0[l].to_bits(), c1.to_bits());
-            for k in 0..4 {
-                assert_eq!(grad[k].lane(l), grad1[k]);
-            }
-        }
-    }
-}
+mod tests;
