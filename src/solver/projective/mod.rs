@@ -135,6 +135,27 @@ impl System {
     }
 }
 
+/// The contact terms of the particles of objects that touch colliders, each other or
+/// themselves, weighted by the diagonal of `H` before contacts; none where no object does.
+fn contact_terms(
+    model: &Model,
+    diagonal: &[f64],
+    unknowns: &Unknowns,
+    first_slot: usize,
+) -> ContactTerms {
+    let touches: Vec<bool> = (0..model.objects.len())
+        .map(|k| {
+            let (others, itself) = model.touches_particles(k);
+            model.objects[k].collide && !model.colliders.is_empty() || others || itself
+        })
+        .collect();
+    if !touches.contains(&true) {
+        return ContactTerms::default();
+    }
+    let collides = (0..model.particles.len()).map(|i| touches[model.owner[i] as usize]);
+    ContactTerms::new(collides, diagonal, unknowns, first_slot)
+}
+
 impl Terms {
     /// The terms, their slots and the matrix of `model`.
     fn assemble(model: &Model) -> (Terms, LowerTriangle) {
@@ -188,19 +209,7 @@ impl Terms {
         for (cluster, terms) in model.shape_matching.iter().zip(&goals) {
             terms.add_to_matrix(cluster.particles.clone(), &unknowns, &mut matrix);
         }
-        // Objects that touch colliders, each other or themselves.
-        let touches: Vec<bool> = (0..model.objects.len())
-            .map(|k| {
-                let (others, itself) = model.touches_particles(k);
-                model.objects[k].collide && !model.colliders.is_empty() || others || itself
-            })
-            .collect();
-        let contacts = if touches.contains(&true) {
-            let collides = (0..particles.len()).map(|i| touches[model.owner[i] as usize]);
-            ContactTerms::new(collides, &matrix.diagonal(), &unknowns, contacts_first_slot)
-        } else {
-            ContactTerms::default()
-        };
+        let contacts = contact_terms(model, &matrix.diagonal(), &unknowns, contacts_first_slot);
         slot += contacts.weight.len();
         let mut terms = Terms {
             unknowns,
