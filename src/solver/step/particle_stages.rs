@@ -2,7 +2,7 @@
 //! moving meshes posed, the prediction, the animated pins moved, and the velocity update with
 //! restitution and the divergence check.
 
-use super::divergence::out_of_bounds;
+use super::divergence::{out_of_bounds, speed_squared_limit};
 use super::{Frame, NO_CONTACT, REST_SPEED_WITHOUT_GRAVITY};
 use glam::DVec3;
 use std::sync::atomic::Ordering;
@@ -107,6 +107,7 @@ impl Frame<'_> {
         } else {
             REST_SPEED_WITHOUT_GRAVITY
         };
+        let speed_limit = speed_squared_limit(params.max_speed);
         let start = range.start;
         // SAFETY: this thread's share of the particles.
         let (x, x_prev, v, collider_of) = unsafe {
@@ -163,7 +164,7 @@ impl Frame<'_> {
             let diverged = !x[k].is_finite()
                 || !velocity.is_finite()
                 || out_of_bounds(x[k])
-                || velocity.length() > params.max_speed;
+                || velocity.length_squared() > speed_limit;
             if diverged && first_bad == usize::MAX {
                 first_bad = start + k;
             }
