@@ -24,6 +24,15 @@
 //!   the later ones. A change is checked at once by a comparison the way back (a decision
 //!   made in a spell of the machine's noise would otherwise stand for the rest of a short
 //!   shot); the waits then start again from the first.
+//! - **Given up early.** When the other count's first frame took more than [`GIVE_UP`]
+//!   times the first frame's time per substep, the comparison stops there: for `o` to win,
+//!   the count in use would have to slow down by more than a half within two frames, which no
+//!   steady change the alternation allows for does. A large scene whose second thread pays
+//!   (cloth-256 on two cores: 2.0× per frame) thus spends one frame on fewer threads, not two
+//!   (on two Zen 1 cores its 24 frames at 2 threads took 12 % less time, median of ten
+//!   rounds; docs/benchmarks.md, "Issue 13: the targets on a Zen 1 host"). The wait after it
+//!   is counted as after the whole comparison (its wall time scaled to [`PATTERN`] frames),
+//!   so comparisons come no more often.
 //! - **Only with the cores free.** A frame is compared only if the crowding policy
 //!   ([`super::ThreadPolicy`]) was at its top count with no trial due all along, and its own
 //!   workers waited for a core at most the policy's crowded share of their time. Any other
@@ -36,6 +45,9 @@
 
 /// How much faster per substep the other count's frames must both be: a tenth.
 pub const GAIN: f64 = 0.1;
+/// A comparison stops when the other count's first frame took more than this times the
+/// first frame's time per substep: the other count cannot win it.
+pub const GIVE_UP: f64 = 1.5;
 /// Frames in a comparison: the count in use, the other, in turn.
 pub const PATTERN: usize = 5;
 /// The first wait after a comparison that kept the count, in comparison wall times.
@@ -136,7 +148,13 @@ impl SpeedCap {
         comparison.per_substep[comparison.frames] = per_substep;
         comparison.frames += 1;
         comparison.wall += wall;
-        if comparison.frames == PATTERN {
+        let hopeless = comparison.frames == 2
+            && comparison.per_substep[1] > GIVE_UP * comparison.per_substep[0];
+        if hopeless {
+            // Waits as after the whole comparison: its wall time as if all five had run.
+            let given_up = self.comparison.take().expect("a comparison under way");
+            self.back_off(given_up.wall * PATTERN as f64 / given_up.frames as f64);
+        } else if comparison.frames == PATTERN {
             let done = self.comparison.take().expect("a comparison under way");
             self.decide(&done);
         }
@@ -228,7 +246,7 @@ mod tests {
 
     #[test]
     fn all_threads_kept_when_fewer_are_slower_or_not_a_tenth_faster() {
-        for one in [1.6, 1.0, 0.91] {
+        for one in [1.5, 1.0, 0.91] {
             let mut cap = SpeedCap::new(2);
             let counts = frames(&mut cap, 40, two_cores(one));
             assert_eq!(cap.cap(), 2, "one thread at {one}");
@@ -236,6 +254,23 @@ mod tests {
             // of them on one thread).
             let fewer = counts.iter().filter(|&&c| c == 1).count();
             assert_eq!(fewer, 2, "one thread at {one}: {counts:?}");
+        }
+    }
+
+    #[test]
+    fn a_comparison_whose_first_frame_on_the_other_count_is_far_slower_stops_there() {
+        for one in [1.51, 2.0, 10.0] {
+            // The second frame starts the comparison, the third (one thread) ends it, and
+            // the next starts after 16 times the whole comparison's wall time (as if five
+            // frames had run: (1 + one) · 5 / 2 units), in frames of 1.0, and ends as soon.
+            let wait = (FIRST_BACKOFF * (1.0 + one) * 2.5).ceil() as usize;
+            let mut cap = SpeedCap::new(2);
+            let counts = frames(&mut cap, 3 + wait + 3, two_cores(one));
+            assert_eq!(cap.cap(), 2, "one thread at {one}");
+            let mut expected = vec![2; 3 + wait + 3];
+            expected[2] = 1;
+            expected[3 + wait + 1] = 1;
+            assert_eq!(counts, expected, "one thread at {one}");
         }
     }
 

@@ -238,17 +238,18 @@ fn with_the_cores_free_frames_run_on_fewer_threads_where_fewer_are_faster() {
     let per_substep = |threads| if threads == 1 { 0.6e-3 } else { 1e-3 };
     let counts = crowding_frames(&mut crowding, 40, per_substep, 0.02);
     // The first frame is not compared; the second starts the comparison (2, 1, 2, 1, 2),
-    // which changes to one thread; the check the way back (1, 2, 1, 2, 1) keeps it.
+    // which changes to one thread; the check the way back (1, 2) keeps it, given up after
+    // its first frame on two threads, 1.67 times as slow.
     assert_eq!(
         counts[..11],
-        [2, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1],
+        [2, 2, 1, 2, 1, 2, 1, 2, 1, 1, 1],
         "{counts:?}"
     );
-    assert!(counts[10..].iter().all(|&c| c == 1), "{counts:?}");
-    assert_eq!(crowding.fewer_frames(), 34);
+    assert!(counts[8..].iter().all(|&c| c == 1), "{counts:?}");
+    assert_eq!(crowding.fewer_frames(), 35);
     assert_eq!(
         (crowding.faster_frames(), crowding.timing_frames()),
-        (32, 2)
+        (33, 2)
     );
 }
 
