@@ -55,13 +55,14 @@ pub(super) fn out_of_bounds(x: DVec3) -> bool {
 /// compares squares against it: the same decision on every particle, without a square root
 /// per particle (on cloth-256 on a Zen 1, the per-particle stages' share of the samples went
 /// from 6.0 to 5.4 %; docs/benchmarks.md, "Issue 13: the targets on a Zen 1 host").
-/// `max_speed` is positive and finite (checked when the scene is read).
+/// `max_speed` is positive and at most 1e9 m/s when read from a scene; an infinite one gives
+/// an infinite limit (no speed exceeds it, as no length does).
 pub(super) fn speed_squared_limit(max_speed: f64) -> f64 {
     let mut limit = max_speed * max_speed;
     while limit.sqrt() > max_speed {
         limit = limit.next_down();
     }
-    while limit.next_up().sqrt() <= max_speed {
+    while limit < f64::INFINITY && limit.next_up().sqrt() <= max_speed {
         limit = limit.next_up();
     }
     limit
@@ -92,6 +93,13 @@ mod tests {
                     assert_eq!(s.sqrt() > max_speed, s > limit, "{max_speed} {s:e}");
                     s = s.next_up();
                 }
+            }
+        }
+        // No input makes it loop: the largest speeds decide as their lengths do too.
+        for max_speed in [f64::MAX, f64::INFINITY] {
+            let limit = speed_squared_limit(max_speed);
+            for s in [f64::MAX, f64::INFINITY] {
+                assert_eq!(s.sqrt() > max_speed, s > limit, "{max_speed} {s:e}");
             }
         }
     }
