@@ -38,14 +38,20 @@
 //!   keeps the other count when both its frames are more than a tenth faster: small scenes
 //!   spend more time meeting than working on two threads. The count it keeps is the policy's
 //!   top count from then on.
+//! - **Binding.** While adapting, with a worker for each core the process may use, each
+//!   worker is bound to a core of its own until the first crowded window or trial
+//!   ([`core_binding`]): woken together at a frame's start, two workers otherwise shared one
+//!   core now and then until the kernel moved one, and their waits read as crowding.
 //!
 //! Every stage splits its work so that its result is the same for any thread count, so the
 //! count may change between legs without changing a byte of the output. Off Linux (no such
 //! counter) every leg runs on all the pool's threads.
 
+use core_binding::CoreBinding;
 use speed::SpeedCap;
 use std::time::Duration;
 
+mod core_binding;
 mod speed;
 
 /// A window of legs holds at least this much wall time, seconds.
@@ -86,6 +92,8 @@ pub struct ThreadPolicy {
     probe_after: u32,
     /// Whether `threads` was raised by a calm trial and no window has confirmed it yet.
     probing: bool,
+    /// Whether a window or a trial has been crowded in this run.
+    crowded_once: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -120,7 +128,13 @@ impl ThreadPolicy {
             windows_at_count: 0,
             probe_after: FIRST_PROBE_WINDOWS,
             probing: false,
+            crowded_once: false,
         }
+    }
+
+    /// Whether a window or a trial has been crowded so far, at any count.
+    pub fn crowded_once(&self) -> bool {
+        self.crowded_once
     }
 
     /// Whether the cores are free as far as the policy knows: all the threads, no trial due.
@@ -170,6 +184,7 @@ impl ThreadPolicy {
         }
         let share = self.window.share();
         self.window = Window::default();
+        self.crowded_once |= share > CROWDED_SHARE;
         if share > CROWDED_SHARE && self.threads > 1 {
             if self.probing {
                 self.wait_longer();
@@ -194,6 +209,7 @@ impl ThreadPolicy {
         let mut trial = Window::default();
         trial.add(threads, wall, waited);
         if trial.share() > CROWDED_SHARE {
+            self.crowded_once = true;
             self.wait_longer();
             self.windows_at_count = 0;
         } else {
@@ -270,6 +286,11 @@ pub struct Crowding {
     policy: ThreadPolicy,
     mode: Mode,
     clock: Option<CoreWaitClock>,
+    /// Each worker's thread id, by its index in the pool (none off Linux).
+    worker_ids: Vec<i32>,
+    /// The workers bound to cores of their own, while adapting and until the first crowded
+    /// window or trial ([`core_binding`]).
+    binding: Option<CoreBinding>,
     /// The frame being run, then the last one run: no threads and no wait before the first.
     frame: FrameThreads,
     /// The count of the frame's trial, if it ran one.
@@ -304,10 +325,13 @@ impl Crowding {
     /// For `pool`'s workers, at first not adapting (every leg on all of them).
     pub fn new(pool: &rayon::ThreadPool) -> Self {
         let threads = pool.current_num_threads();
+        let worker_ids = worker_ids(pool);
         let mut crowding = Crowding {
             policy: ThreadPolicy::new(threads),
             mode: Mode::Fixed(threads),
-            clock: CoreWaitClock::for_pool(pool),
+            clock: CoreWaitClock::for_workers(&worker_ids),
+            worker_ids,
+            binding: None,
             frame: FrameThreads::default(),
             frame_trial: None,
             fewer_frames: 0,
@@ -322,11 +346,20 @@ impl Crowding {
 
     /// Lets the count follow the cores left free, where the operating system says how long
     /// threads wait for a core (or not: every leg on all the threads).
+    ///
+    /// While adapting, and until the first crowded window or trial, the workers are bound to
+    /// cores of their own ([`core_binding`]).
     pub fn adapt(&mut self, adapts: bool) {
         self.mode = match adapts && self.clock.is_some() {
             true => Mode::Adapting,
             false => Mode::Fixed(self.speed.most()),
         };
+        let bind = matches!(self.mode, Mode::Adapting) && !self.policy.crowded_once();
+        match (bind, self.binding.take()) {
+            (true, None) => self.binding = CoreBinding::bind(&self.worker_ids),
+            (true, kept) => self.binding = kept,
+            (false, released) => released.into_iter().for_each(CoreBinding::release),
+        }
     }
 
     /// The next leg, of at most `remaining` substeps.
@@ -403,7 +436,15 @@ impl Crowding {
         }
         frame.core_wait_ms = (frame.core_wait_ms.zip(waited)).map(|(sum, s)| sum + s * 1e3);
         match (self.mode, waited) {
-            (Mode::Adapting, Some(waited)) => self.policy.observe(leg, wall.as_secs_f64(), waited),
+            (Mode::Adapting, Some(waited)) => {
+                self.policy.observe(leg, wall.as_secs_f64(), waited);
+                if self.policy.crowded_once() {
+                    self.binding
+                        .take()
+                        .into_iter()
+                        .for_each(CoreBinding::release);
+                }
+            }
             #[cfg(test)]
             (Mode::Cycling { leg, legs_run }, _) => {
                 self.mode = Mode::Cycling {
@@ -472,6 +513,18 @@ impl Crowding {
     }
 }
 
+/// Each of `pool`'s workers' thread id, by its index in the pool; none off Linux.
+#[cfg(target_os = "linux")]
+fn worker_ids(pool: &rayon::ThreadPool) -> Vec<i32> {
+    // SAFETY: `gettid` has no preconditions.
+    pool.broadcast(|_| unsafe { libc::gettid() })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn worker_ids(_pool: &rayon::ThreadPool) -> Vec<i32> {
+    Vec::new()
+}
+
 /// Reads how long the pool's workers have waited for a core: Linux's scheduler statistics.
 #[derive(Debug)]
 struct CoreWaitClock {
@@ -484,9 +537,7 @@ struct CoreWaitClock {
 
 impl CoreWaitClock {
     #[cfg(target_os = "linux")]
-    fn for_pool(pool: &rayon::ThreadPool) -> Option<Self> {
-        // SAFETY: `gettid` has no preconditions.
-        let tids = pool.broadcast(|_| unsafe { libc::gettid() });
+    fn for_workers(tids: &[i32]) -> Option<Self> {
         let files = (tids.iter())
             .map(|tid| std::fs::File::open(format!("/proc/self/task/{tid}/schedstat")))
             .collect::<std::io::Result<Vec<_>>>()
@@ -497,7 +548,7 @@ impl CoreWaitClock {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn for_pool(_pool: &rayon::ThreadPool) -> Option<Self> {
+    fn for_workers(_tids: &[i32]) -> Option<Self> {
         None
     }
 

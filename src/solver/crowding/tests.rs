@@ -264,3 +264,63 @@ fn busy_cores_time_no_thread_count() {
     assert_eq!((crowding.faster_frames(), crowding.timing_frames()), (0, 0));
     assert_eq!(crowding.speed.cap(), 2);
 }
+
+#[test]
+fn workers_bound_while_adapting_are_released_at_the_first_crowded_window() {
+    let cores = allowed_cores();
+    // The pool outlives the test's binding: a bound worker must be alive to be bound.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(cores).build();
+    let pool = pool.expect("a pool");
+    let mut crowding = Crowding::new(&pool);
+    crowding.adapt(true);
+    // Bound only where the system says how long threads wait (else nothing adapts), with a
+    // worker for each of more than one core.
+    let adapting = matches!(crowding.mode, Mode::Adapting);
+    assert_eq!(
+        crowding.binding.is_some(),
+        cfg!(target_os = "linux") && adapting && cores > 1
+    );
+    crowding.mode = Mode::Adapting;
+    let per_substep = |_| 1e-3;
+    crowding_frames(&mut crowding, 8, per_substep, 0.02);
+    assert!(!crowding.policy.crowded_once());
+    assert_eq!(
+        crowding.binding.is_some(),
+        cfg!(target_os = "linux") && adapting && cores > 1
+    );
+    let bound = crowding.binding.is_some();
+    assert!(!bound || crowding.worker_ids.iter().all(|&tid| cores_of(tid) == 1));
+    crowding_frames(&mut crowding, 8, per_substep, 0.45);
+    assert!(crowding.policy.crowded_once());
+    assert!(crowding.binding.is_none());
+    // Released: every worker may run on every core again.
+    assert!(crowding
+        .worker_ids
+        .iter()
+        .all(|&tid| cores_of(tid) == cores));
+    // Once crowded, a later `adapt` binds nothing again.
+    crowding.adapt(true);
+    assert!(crowding.binding.is_none());
+}
+
+/// How many cores this process may use (1 off Linux, where nothing is bound).
+fn allowed_cores() -> usize {
+    cores_of(0)
+}
+
+/// How many cores thread `tid` (0: the calling thread) may use; 1 off Linux.
+fn cores_of(tid: i32) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: an all-zero set is valid; the call writes at most its size.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        assert_eq!(unsafe { libc::sched_getaffinity(tid, size, &mut set) }, 0);
+        unsafe { libc::CPU_COUNT(&set) as usize }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = tid;
+        1
+    }
+}
