@@ -264,10 +264,11 @@ mod tests {
             // the next starts after 16 times the whole comparison's wall time (as if five
             // frames had run: (1 + one) · 5 / 2 units), in frames of 1.0, and ends as soon.
             let wait = (FIRST_BACKOFF * (1.0 + one) * 2.5).ceil() as usize;
+            let total = 3 + wait + 3;
             let mut cap = SpeedCap::new(2);
-            let counts = frames(&mut cap, 3 + wait + 3, two_cores(one));
+            let counts = frames(&mut cap, total, two_cores(one));
             assert_eq!(cap.cap(), 2, "one thread at {one}");
-            let mut expected = vec![2; 3 + wait + 3];
+            let mut expected = vec![2; total];
             expected[2] = 1;
             expected[3 + wait + 1] = 1;
             assert_eq!(counts, expected, "one thread at {one}");
