@@ -6,10 +6,11 @@
 //! [`super::speed`]). The two then took turns on that core, each spinning at every barrier
 //! for the other, until the kernel's load balance moved one, milliseconds later (inferred from
 //! the timings: the VM offers no scheduler tracing, and binding the workers removed the waits).
-//! Measured on `scenes/pile.toml` at 2 threads, 30 runs (docs/benchmarks.md, "Issue 13:
-//! workers bound to their cores"): the workers of the first frame waited 1–38 ms for a core in
-//! 10 runs, and in 4 those waits made the first window of [`super::ThreadPolicy`] crowded, so
-//! 10–13 frames ran on one thread with the machine to itself, 18 % more time.
+//! Measured on `scenes/pile.toml` at 2 threads (docs/benchmarks.md, "Issue 13: workers bound
+//! to their cores"): the workers of the first frame waited 1–38 ms for a core in 34 of 125
+//! runs, and in 5 runs those waits made the first window of [`super::ThreadPolicy`] crowded,
+//! so ten frames or more ran on one thread with the machine to itself (18 % more time, where
+//! counted).
 //!
 //! So where the pool has exactly one worker for each core the process may use (its affinity
 //! mask), worker `k` is bound to the `k`-th of those cores while the frames adapt to the free
