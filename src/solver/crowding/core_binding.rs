@@ -21,12 +21,10 @@
 //! the kernel's choice then beats a fixed one (two runs on a machine of many cores would be
 //! bound to the same few). Off Linux nothing is bound.
 
-/// The pool's workers bound one to a core, until released.
+/// The pool's workers bound one to a core, until released. The workers' thread ids stay
+/// with the caller ([`super::Crowding`]), which passes them to both calls.
 #[derive(Debug)]
 pub struct CoreBinding {
-    /// Each worker's thread id, by its index in the pool.
-    #[cfg(target_os = "linux")]
-    tids: Vec<libc::pid_t>,
     /// The cores the process may use, restored on release.
     #[cfg(target_os = "linux")]
     allowed: libc::cpu_set_t,
@@ -38,33 +36,28 @@ impl CoreBinding {
     /// there are as many such cores as workers and more than one; `None` (nothing bound)
     /// otherwise, or where the system refuses.
     pub fn bind(tids: &[libc::pid_t]) -> Option<CoreBinding> {
-        let allowed = allowed_cores()?;
-        let cores: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `c` is below the set's size.
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
-            .collect();
+        // The calling thread's cores are the process's: no thread of it is bound yet.
+        let allowed = affinity(0)?;
+        let cores = members(&allowed);
         if cores.len() != tids.len() || cores.len() < 2 {
             return None;
         }
-        let binding = CoreBinding {
-            tids: tids.to_vec(),
-            allowed,
-        };
+        let binding = CoreBinding { allowed };
         for (&tid, &core) in tids.iter().zip(&cores) {
             // SAFETY: an all-zero `cpu_set_t` is the empty set; `core` is below its size.
             let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
             unsafe { libc::CPU_SET(core, &mut one) };
             if !set_affinity(tid, &one) {
-                binding.release();
+                binding.release(tids);
                 return None;
             }
         }
         Some(binding)
     }
 
-    /// Lets every worker run on any core the process may use again.
-    pub fn release(self) {
-        for &tid in &self.tids {
+    /// Lets every worker (`tids`, as bound) run on any core the process may use again.
+    pub fn release(self, tids: &[libc::pid_t]) {
+        for &tid in tids {
             // A worker that has ended needs no release; nothing else can fail here.
             set_affinity(tid, &self.allowed);
         }
@@ -78,16 +71,26 @@ impl CoreBinding {
         None
     }
 
-    pub fn release(self) {}
+    pub fn release(self, _tids: &[i32]) {}
 }
 
-/// The cores the calling thread may use: the process's, as no thread of it is bound yet.
+/// The cores thread `tid` (0: the calling thread) may use, or `None` where the system does not
+/// say.
 #[cfg(target_os = "linux")]
-fn allowed_cores() -> Option<libc::cpu_set_t> {
+fn affinity(tid: libc::pid_t) -> Option<libc::cpu_set_t> {
     // SAFETY: an all-zero `cpu_set_t` is valid; the call writes at most its size.
-    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut cores: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let size = std::mem::size_of::<libc::cpu_set_t>();
-    (unsafe { libc::sched_getaffinity(0, size, &mut allowed) } == 0).then_some(allowed)
+    (unsafe { libc::sched_getaffinity(tid, size, &mut cores) } == 0).then_some(cores)
+}
+
+/// The cores in `set`, in order.
+#[cfg(target_os = "linux")]
+fn members(set: &libc::cpu_set_t) -> Vec<usize> {
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `c` is below the set's size.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, set) })
+        .collect()
 }
 
 /// Sets thread `tid`'s cores; whether the system took them.
@@ -98,19 +101,24 @@ fn set_affinity(tid: libc::pid_t, cores: &libc::cpu_set_t) -> bool {
     unsafe { libc::sched_setaffinity(tid, size, cores) == 0 }
 }
 
+/// The cores thread `tid` (0: the calling thread) may use, in order, for tests; one core off
+/// Linux, where nothing is bound.
+#[cfg(test)]
+pub(super) fn cores_of(tid: i32) -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        members(&affinity(tid).expect("the thread's cores"))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = tid;
+        vec![0]
+    }
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-
-    /// The cores thread `tid` may use, in order.
-    fn cores_of(tid: libc::pid_t) -> Vec<usize> {
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        assert_eq!(unsafe { libc::sched_getaffinity(tid, size, &mut set) }, 0);
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-            .collect()
-    }
 
     #[test]
     fn a_worker_per_core_is_bound_one_to_each_and_released_to_all() {
@@ -130,7 +138,7 @@ mod tests {
         // The workers run on their own cores.
         let ran_on = pool.broadcast(|_| unsafe { libc::sched_getcpu() } as usize);
         assert_eq!(ran_on, cores);
-        binding.release();
+        binding.release(&tids);
         assert!(tids.iter().all(|&tid| cores_of(tid) == cores));
     }
 

@@ -355,10 +355,19 @@ impl Crowding {
             false => Mode::Fixed(self.speed.most()),
         };
         let bind = matches!(self.mode, Mode::Adapting) && !self.policy.crowded_once();
-        match (bind, self.binding.take()) {
-            (true, None) => self.binding = CoreBinding::bind(&self.worker_ids),
-            (true, kept) => self.binding = kept,
-            (false, released) => released.into_iter().for_each(CoreBinding::release),
+        match bind {
+            true if self.binding.is_none() => {
+                self.binding = CoreBinding::bind(&self.worker_ids);
+            }
+            true => {}
+            false => self.release_cores(),
+        }
+    }
+
+    /// Lets the workers run on any core again, if they are bound.
+    fn release_cores(&mut self) {
+        if let Some(binding) = self.binding.take() {
+            binding.release(&self.worker_ids);
         }
     }
 
@@ -439,10 +448,7 @@ impl Crowding {
             (Mode::Adapting, Some(waited)) => {
                 self.policy.observe(leg, wall.as_secs_f64(), waited);
                 if self.policy.crowded_once() {
-                    self.binding
-                        .take()
-                        .into_iter()
-                        .for_each(CoreBinding::release);
+                    self.release_cores();
                 }
             }
             #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The thread-count policy fed made-up legs: windows, trials and their waits.
 
+use super::core_binding::cores_of;
 use super::*;
 
 /// A frame's wall time in these tests, s, at any thread count: a power of two.
@@ -267,7 +268,7 @@ fn busy_cores_time_no_thread_count() {
 
 #[test]
 fn workers_bound_while_adapting_are_released_at_the_first_crowded_window() {
-    let cores = allowed_cores();
+    let cores = cores_of(0).len();
     // The pool outlives the test's binding: a bound worker must be alive to be bound.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(cores).build();
     let pool = pool.expect("a pool");
@@ -289,7 +290,13 @@ fn workers_bound_while_adapting_are_released_at_the_first_crowded_window() {
         cfg!(target_os = "linux") && adapting && cores > 1
     );
     let bound = crowding.binding.is_some();
-    assert!(!bound || crowding.worker_ids.iter().all(|&tid| cores_of(tid) == 1));
+    assert!(
+        !bound
+            || crowding
+                .worker_ids
+                .iter()
+                .all(|&tid| cores_of(tid).len() == 1)
+    );
     crowding_frames(&mut crowding, 8, per_substep, 0.45);
     assert!(crowding.policy.crowded_once());
     assert!(crowding.binding.is_none());
@@ -297,30 +304,8 @@ fn workers_bound_while_adapting_are_released_at_the_first_crowded_window() {
     assert!(crowding
         .worker_ids
         .iter()
-        .all(|&tid| cores_of(tid) == cores));
+        .all(|&tid| cores_of(tid).len() == cores));
     // Once crowded, a later `adapt` binds nothing again.
     crowding.adapt(true);
     assert!(crowding.binding.is_none());
-}
-
-/// How many cores this process may use (1 off Linux, where nothing is bound).
-fn allowed_cores() -> usize {
-    cores_of(0)
-}
-
-/// How many cores thread `tid` (0: the calling thread) may use; 1 off Linux.
-fn cores_of(tid: i32) -> usize {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: an all-zero set is valid; the call writes at most its size.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        assert_eq!(unsafe { libc::sched_getaffinity(tid, size, &mut set) }, 0);
-        unsafe { libc::CPU_COUNT(&set) as usize }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = tid;
-        1
-    }
 }
