@@ -14,12 +14,12 @@
 //! Between the two, it times the *lock-step ceilings*: the same two shares cut into pieces of
 //! about 2 µs and about 100 µs, the threads meeting at the solver's [`SpinBarrier`] after every
 //! piece, as the solver's threads meet after every colour (the pile's colours hold 1–2 µs of
-//! work per thread, cloth-256's about 100 µs). A barrier makes each piece as slow as the slower
-//! thread's, so where the machine's vCPUs change speed independently of each other (a host
-//! whose other tenants share their physical cores, docs/benchmarks.md, "Issue 13: the targets
-//! on Zen 3 again") these speed-ups fall below the free ceiling's even though the work is
-//! split exactly in half. The scene's share of a lock-step ceiling is what the solver itself
-//! loses: serial stages, uneven shares, data crossing cores.
+//! work per thread, cloth-256's about 100 µs). The free ceiling's threads wait for each other
+//! once, at the end; the lock-step ones after every piece. So a lock-step ceiling also pays
+//! what the barriers cost at that grain, and every moment one vCPU runs slower than the other
+//! (a host whose other tenants share our vCPUs' cores: docs/benchmarks.md, "Issue 13: the
+//! targets on Zen 3 again, on vCPUs that change speed"). The scene's share of a lock-step
+//! ceiling is what the solver itself loses: serial stages, uneven shares, data crossing cores.
 //!
 //! Each round prints the speed-ups and the scene's share of the free ceiling, then the medians
 //! with the scene's share of both lock-step ceilings (docs/benchmarks.md, "Issue 13: what two
