@@ -182,26 +182,27 @@ fn main() {
     round_trip::print_machine_state(" before");
     let lock_step_heads: String = PIECES
         .iter()
-        .map(|(piece, _)| format!(" lock-step {piece} speed-up |"))
+        .map(|(label, _)| format!(" lock-step {label} speed-up |"))
         .collect();
     println!("| round | ceiling 1 thread s | ceiling 2 threads s (2× work) | ceiling speed-up |{lock_step_heads} scene 1 thread s | scene 2 threads s | scene speed-up | scene / ceiling |");
     println!("|{}", " --- |".repeat(8 + PIECES.len()));
-    let mut ceilings = Vec::new();
-    let mut lock_steps = vec![Vec::new(); PIECES.len()];
+    let (mut ones, mut ceilings) = (Vec::new(), Vec::new());
+    let mut lock_step_speedups = vec![Vec::new(); PIECES.len()];
     let mut speedups = Vec::new();
     // The scene's speed-up as a share of the free ceiling, then of each lock-step ceiling.
-    let mut shares = vec![Vec::new(); 1 + PIECES.len()];
+    let mut scene_shares = vec![Vec::new(); 1 + PIECES.len()];
     for round in 1..=rounds {
         let (one, two) = ceiling_round();
+        ones.push(one);
         let ceiling = 2.0 * one / two;
         ceilings.push(ceiling);
         let mut row = format!("| {round} | {one:.3} | {two:.3} | {ceiling:.2} |");
         let mut round_ceilings = vec![ceiling];
-        for (speedups, (_, piece)) in lock_steps.iter_mut().zip(PIECES) {
-            let speedup = 2.0 * one / lock_step_seconds(piece);
-            speedups.push(speedup);
-            round_ceilings.push(speedup);
-            row += &format!(" {speedup:.2} |");
+        for (at_piece, (_, piece)) in lock_step_speedups.iter_mut().zip(PIECES) {
+            let lock_step = 2.0 * one / lock_step_seconds(piece);
+            at_piece.push(lock_step);
+            round_ceilings.push(lock_step);
+            row += &format!(" {lock_step:.2} |");
         }
         if let Some((binary, scene)) = scene {
             let times = (
@@ -211,8 +212,8 @@ fn main() {
             if let (Some(t1), Some(t2)) = times {
                 let speedup = t1 / t2;
                 speedups.push(speedup);
-                for (shares, ceiling) in shares.iter_mut().zip(&round_ceilings) {
-                    shares.push(speedup / ceiling);
+                for (shares, reference) in scene_shares.iter_mut().zip(&round_ceilings) {
+                    shares.push(speedup / reference);
                 }
                 row += &format!(
                     " {t1:.3} | {t2:.3} | {speedup:.2} | {:.2} |",
@@ -227,15 +228,21 @@ fn main() {
         println!("{row}");
     }
     println!();
+    // The pieces' labels are their length on the Zen 3 of docs/benchmarks.md; say this host's.
+    let one = median(&mut ones);
+    for (label, piece) in PIECES {
+        let micros = one / (STEPS / piece) as f64 * 1e6;
+        println!("a \"{label}\" piece: {piece} steps, {micros:.1} µs on one thread here");
+    }
     print_median("ceiling speed-up", &mut ceilings);
-    for (speedups, (piece, _)) in lock_steps.iter_mut().zip(PIECES) {
-        print_median(&format!("lock-step {piece} speed-up"), speedups);
+    for (at_piece, (label, _)) in lock_step_speedups.iter_mut().zip(PIECES) {
+        print_median(&format!("lock-step {label} speed-up"), at_piece);
     }
     if !speedups.is_empty() {
         print_median("scene speed-up", &mut speedups);
-        print_median("scene / ceiling", &mut shares[0]);
-        for (shares, (piece, _)) in shares[1..].iter_mut().zip(PIECES) {
-            print_median(&format!("scene / lock-step {piece}"), shares);
+        print_median("scene / ceiling", &mut scene_shares[0]);
+        for (shares, (label, _)) in scene_shares[1..].iter_mut().zip(PIECES) {
+            print_median(&format!("scene / lock-step {label}"), shares);
         }
     }
     round_trip::print_machine_state(" after");
