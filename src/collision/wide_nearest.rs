@@ -129,6 +129,16 @@ impl WideBvh {
             .ok()
     }
 
+    /// The squared distance from `p` to the box holding every leaf ([`Self::root_box`]), 0
+    /// where the tree has no such box.
+    fn root_gap_sq(&self, p: DVec3) -> f64 {
+        self.root_box().map_or(0.0, |(lower, upper)| {
+            (0..3).fold(0.0, |sum, axis| {
+                sum + gap_sq(lower[axis], upper[axis], p[axis])
+            })
+        })
+    }
+
     /// [`Self::closest`], or when there is none within `max_distance`, a squared distance
     /// that no triangle is nearer than (more than `max_distance²`): the least of what the
     /// walk set aside, the boxes of the slots and nodes it dropped and the triangles it
@@ -155,13 +165,9 @@ impl WideBvh {
         // A point farther than the bound from the box of every leaf is farther from each
         // slot of the root too: answered without a walk (most particles of a dress are far
         // from the torso's and the legs' boxes).
-        if let Some((lower, upper)) = self.root_box() {
-            let to_root = (0..3).fold(0.0, |sum, axis| {
-                sum + gap_sq(lower[axis], upper[axis], p[axis])
-            });
-            if to_root > best.distance_sq {
-                return Err(to_root);
-            }
+        let to_root = self.root_gap_sq(p);
+        if to_root > best.distance_sq {
+            return Err(to_root);
         }
         // Pushed nodes with their boxes' squared distances, checked again when popped. Not
         // zeroed (only what is pushed is read): zeroing both for every query was a `memset`
