@@ -154,7 +154,8 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-fn main() {
+/// The command line: the scene's binary and file, if given, and the number of rounds.
+fn parse_args() -> (Option<(String, String)>, usize) {
     // `cargo bench` passes `--bench`; the rest are ours.
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -162,7 +163,7 @@ fn main() {
         .collect();
     let scene = match &args[..] {
         [] => None,
-        [binary, scene] | [binary, scene, _] => Some((binary.as_str(), scene.as_str())),
+        [binary, scene] | [binary, scene, _] => Some((binary.clone(), scene.clone())),
         _ => {
             eprintln!("usage: cargo bench --bench ceiling -- [BINARY SCENE [ROUNDS]]");
             std::process::exit(2);
@@ -176,6 +177,95 @@ fn main() {
             std::process::exit(2);
         }
     };
+    (scene, rounds)
+}
+
+/// Every round's figures, for the medians at the end.
+struct Rounds {
+    /// The arithmetic loop alone on one thread, seconds.
+    ones: Vec<f64>,
+    /// The free ceiling's speed-ups.
+    ceilings: Vec<f64>,
+    /// The lock-step speed-ups, one list per entry of [`PIECES`].
+    lock_step_speedups: Vec<Vec<f64>>,
+    /// The scene's 2-thread speed-ups.
+    speedups: Vec<f64>,
+    /// The scene's speed-up as a share of the free ceiling, then of each lock-step ceiling.
+    scene_shares: Vec<Vec<f64>>,
+}
+
+impl Rounds {
+    fn new() -> Rounds {
+        Rounds {
+            ones: Vec::new(),
+            ceilings: Vec::new(),
+            lock_step_speedups: vec![Vec::new(); PIECES.len()],
+            speedups: Vec::new(),
+            scene_shares: vec![Vec::new(); 1 + PIECES.len()],
+        }
+    }
+
+    /// Runs one round (the ceilings, then the scene if there is one) and returns its row.
+    fn run(&mut self, round: usize, scene: Option<(&str, &str)>) -> String {
+        let (one, two) = ceiling_round();
+        self.ones.push(one);
+        let ceiling = 2.0 * one / two;
+        self.ceilings.push(ceiling);
+        let mut row = format!("| {round} | {one:.3} | {two:.3} | {ceiling:.2} |");
+        let mut round_ceilings = vec![ceiling];
+        for (at_piece, (_, piece)) in self.lock_step_speedups.iter_mut().zip(PIECES) {
+            let lock_step = 2.0 * one / lock_step_seconds(piece);
+            at_piece.push(lock_step);
+            round_ceilings.push(lock_step);
+            row += &format!(" {lock_step:.2} |");
+        }
+        let Some((binary, scene)) = scene else {
+            return row + " | | | |";
+        };
+        let times = (
+            scene_seconds(binary, scene, 1),
+            scene_seconds(binary, scene, 2),
+        );
+        let (Some(t1), Some(t2)) = times else {
+            return row + " failed | failed | | |";
+        };
+        let speedup = t1 / t2;
+        self.speedups.push(speedup);
+        for (shares, reference) in self.scene_shares.iter_mut().zip(&round_ceilings) {
+            shares.push(speedup / reference);
+        }
+        row + &format!(
+            " {t1:.3} | {t2:.3} | {speedup:.2} | {:.2} |",
+            speedup / ceiling
+        )
+    }
+
+    /// Prints the pieces' lengths on this host and the medians of every list.
+    fn print_summary(mut self) {
+        // The pieces' labels are their length on the Zen 3 of docs/benchmarks.md; say this
+        // host's.
+        let one = median(&mut self.ones);
+        for (label, piece) in PIECES {
+            let micros = one / (STEPS / piece) as f64 * 1e6;
+            println!("a \"{label}\" piece: {piece} steps, {micros:.1} µs on one thread here");
+        }
+        print_median("ceiling speed-up", &mut self.ceilings);
+        for (at_piece, (label, _)) in self.lock_step_speedups.iter_mut().zip(PIECES) {
+            print_median(&format!("lock-step {label} speed-up"), at_piece);
+        }
+        if !self.speedups.is_empty() {
+            print_median("scene speed-up", &mut self.speedups);
+            print_median("scene / ceiling", &mut self.scene_shares[0]);
+            for (shares, (label, _)) in self.scene_shares[1..].iter_mut().zip(PIECES) {
+                print_median(&format!("scene / lock-step {label}"), shares);
+            }
+        }
+    }
+}
+
+fn main() {
+    let (scene, rounds) = parse_args();
+    let scene = scene.as_ref().map(|(b, s)| (b.as_str(), s.as_str()));
     round_trip::print_machine_state(" before");
     let lock_step_heads: String = PIECES
         .iter()
@@ -183,64 +273,11 @@ fn main() {
         .collect();
     println!("| round | ceiling 1 thread s | ceiling 2 threads s (2× work) | ceiling speed-up |{lock_step_heads} scene 1 thread s | scene 2 threads s | scene speed-up | scene / ceiling |");
     println!("|{}", " --- |".repeat(8 + PIECES.len()));
-    let (mut ones, mut ceilings) = (Vec::new(), Vec::new());
-    let mut lock_step_speedups = vec![Vec::new(); PIECES.len()];
-    let mut speedups = Vec::new();
-    // The scene's speed-up as a share of the free ceiling, then of each lock-step ceiling.
-    let mut scene_shares = vec![Vec::new(); 1 + PIECES.len()];
+    let mut figures = Rounds::new();
     for round in 1..=rounds {
-        let (one, two) = ceiling_round();
-        ones.push(one);
-        let ceiling = 2.0 * one / two;
-        ceilings.push(ceiling);
-        let mut row = format!("| {round} | {one:.3} | {two:.3} | {ceiling:.2} |");
-        let mut round_ceilings = vec![ceiling];
-        for (at_piece, (_, piece)) in lock_step_speedups.iter_mut().zip(PIECES) {
-            let lock_step = 2.0 * one / lock_step_seconds(piece);
-            at_piece.push(lock_step);
-            round_ceilings.push(lock_step);
-            row += &format!(" {lock_step:.2} |");
-        }
-        if let Some((binary, scene)) = scene {
-            let times = (
-                scene_seconds(binary, scene, 1),
-                scene_seconds(binary, scene, 2),
-            );
-            if let (Some(t1), Some(t2)) = times {
-                let speedup = t1 / t2;
-                speedups.push(speedup);
-                for (shares, reference) in scene_shares.iter_mut().zip(&round_ceilings) {
-                    shares.push(speedup / reference);
-                }
-                row += &format!(
-                    " {t1:.3} | {t2:.3} | {speedup:.2} | {:.2} |",
-                    speedup / ceiling
-                );
-            } else {
-                row += " failed | failed | | |";
-            }
-        } else {
-            row += " | | | |";
-        }
-        println!("{row}");
+        println!("{}", figures.run(round, scene));
     }
     println!();
-    // The pieces' labels are their length on the Zen 3 of docs/benchmarks.md; say this host's.
-    let one = median(&mut ones);
-    for (label, piece) in PIECES {
-        let micros = one / (STEPS / piece) as f64 * 1e6;
-        println!("a \"{label}\" piece: {piece} steps, {micros:.1} µs on one thread here");
-    }
-    print_median("ceiling speed-up", &mut ceilings);
-    for (at_piece, (label, _)) in lock_step_speedups.iter_mut().zip(PIECES) {
-        print_median(&format!("lock-step {label} speed-up"), at_piece);
-    }
-    if !speedups.is_empty() {
-        print_median("scene speed-up", &mut speedups);
-        print_median("scene / ceiling", &mut scene_shares[0]);
-        for (shares, (label, _)) in scene_shares[1..].iter_mut().zip(PIECES) {
-            print_median(&format!("scene / lock-step {label}"), shares);
-        }
-    }
+    figures.print_summary();
     round_trip::print_machine_state(" after");
 }
