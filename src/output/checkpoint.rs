@@ -18,7 +18,7 @@
 //! or truncated), the format and program version (written by another version), the scene
 //! fingerprint (another scene or other settings); each refusal says which.
 
-use super::durable::write_atomically;
+use super::durable::write_atomically_with;
 use crate::quote::shown_path;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -81,19 +81,28 @@ pub fn write(out_dir: &Path, fingerprint: &[u8; 32], frame: u64, state: &[u8]) -
         _ => {}
     }
     let version = env!("CARGO_PKG_VERSION").as_bytes();
-    let mut bytes = Vec::with_capacity(state.len() + 128);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&FORMAT.to_le_bytes());
-    bytes.extend_from_slice(&(version.len() as u32).to_le_bytes());
-    bytes.extend_from_slice(version);
-    bytes.extend_from_slice(fingerprint);
-    bytes.extend_from_slice(&frame.to_le_bytes());
-    bytes.extend_from_slice(&(state.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(state);
-    let checksum: [u8; 32] = Sha256::digest(&bytes).into();
-    bytes.extend_from_slice(&checksum);
-    write_atomically(&dir.join(file_name(frame)), &bytes)
-        .with_context(|| format!("frame {frame}"))?;
+    let mut header = Vec::with_capacity(128);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&FORMAT.to_le_bytes());
+    header.extend_from_slice(&(version.len() as u32).to_le_bytes());
+    header.extend_from_slice(version);
+    header.extend_from_slice(fingerprint);
+    header.extend_from_slice(&frame.to_le_bytes());
+    header.extend_from_slice(&(state.len() as u64).to_le_bytes());
+    let checksum: [u8; 32] = Sha256::new()
+        .chain_update(&header)
+        .chain_update(state)
+        .finalize()
+        .into();
+    // Written piece by piece, not copied into one buffer first: a copy of the state was a
+    // second state's worth of memory at every checkpoint (docs/benchmarks.md, "Issue 13:
+    // memory freed between frames").
+    write_atomically_with(&dir.join(file_name(frame)), |out| {
+        out.write_all(&header)?;
+        out.write_all(state)?;
+        out.write_all(&checksum)
+    })
+    .with_context(|| format!("frame {frame}"))?;
     for (_, old) in list(out_dir)?.into_iter().skip(KEEP) {
         let _ = std::fs::remove_file(old);
     }
