@@ -271,6 +271,12 @@ impl Model {
         (object.collide && colliding >= 2, object.self_collision)
     }
 
+    /// Whether any constraint is plastic: its rest state moves (the solver's plastic stage
+    /// runs, and checkpoints keep the rest states).
+    pub fn is_plastic(&self) -> bool {
+        self.materials.any_plastic() || self.shape_matching.iter().any(|c| c.plasticity.is_some())
+    }
+
     /// The object and local vertex of a particle.
     pub fn vertex_of(&self, particle: usize) -> (&ObjectLayout, u32) {
         let object = &self.objects[self.owner[particle] as usize];

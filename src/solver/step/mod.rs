@@ -319,7 +319,7 @@ impl Solver {
         range: std::ops::Range<usize>,
         threads: usize,
     ) -> (Frame<'_>, &rayon::ThreadPool) {
-        let plastic = plastic_stages::is_plastic(&self.model) && self.projective.is_none();
+        let plastic = self.model.is_plastic() && self.projective.is_none();
         let model = &mut self.model;
         let particles = &mut model.particles;
         let moving_meshes = (model.colliders.iter())

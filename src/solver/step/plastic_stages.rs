@@ -69,11 +69,6 @@ impl Frame<'_> {
 impl super::Solver {
     /// Whether any constraint is plastic (its rest state moves, and checkpoints keep it).
     pub fn is_plastic(&self) -> bool {
-        is_plastic(&self.model)
+        self.model.is_plastic()
     }
-}
-
-/// Whether a model has any plastic constraint (the stage is skipped otherwise).
-pub(super) fn is_plastic(model: &crate::model::Model) -> bool {
-    model.materials.any_plastic() || model.shape_matching.iter().any(|c| c.plasticity.is_some())
 }
