@@ -415,7 +415,10 @@ fn describe_run_limits(out: &mut String, file: &SceneFile, model: &Model) {
     for (gate, limit) in gates {
         outln!(out, "gate {} <= {limit} ({})", gate.name(), gate.unit());
     }
-    let memory = xpbd_sim::memory::estimate(model, &file.output.formats, file.simulation.frames);
+    let output = &file.output;
+    let frames = file.simulation.frames;
+    let memory =
+        xpbd_sim::memory::estimate(model, &output.formats, frames, output.checkpoint_every);
     outln!(
         out,
         "memory estimate: {} peak for `run` (model and solver {}, frame output {}, program {})",

@@ -22,6 +22,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    xpbd_sim::memory::return_large_blocks_when_freed();
     // A panic is a bug, never the user's fault: say so in one line, without a backtrace.
     // Writes ignore errors: a closed stderr must not turn into a second panic.
     std::panic::set_hook(Box::new(|info| {

@@ -15,7 +15,11 @@
 //!   and the per-substep buffers;
 //! - frame output, when there is any: the snapshots handed to the writer thread, its copy of
 //!   the object layouts, and per written vertex the encoded constant parts and frame buffer
-//!   ([`PLY_BYTES_PER_VERTEX`], [`OBJ_BYTES_PER_VERTEX`], measured).
+//!   ([`PLY_BYTES_PER_VERTEX`], [`OBJ_BYTES_PER_VERTEX`], measured), and a checkpoint while it
+//!   is written.
+//!
+//! The peak is what the process holds resident, so the allocator must give freed memory back:
+//! [`return_large_blocks_when_freed`].
 
 use crate::collision::clearance::Clearance;
 use crate::collision::wide_bvh::BoxTree;
@@ -25,11 +29,34 @@ use crate::scene::types::Format;
 use glam::DVec3;
 use std::mem::size_of;
 
+/// Holds glibc's `mmap` threshold, the size from which `malloc` maps each block on its own
+/// and unmaps it when freed, at glibc's own starting value of 128 KiB for the rest of the
+/// process, so that the memory of large blocks goes back to the system when they are freed.
+/// Called once at start, before any thread allocates; nothing to do with other C libraries.
+///
+/// Left alone, glibc raises the threshold to the size of every mapped block that is freed,
+/// up to 32 MiB, so that large blocks freed once are served from the heap afterwards. A run
+/// frees large blocks every frame (the fluid surface's dense grids in the worker threads,
+/// the writer's frame buffers), so after the first frames they came from each thread's
+/// heap, where freed memory stays resident and fragments: scenes/water_on_cloth.toml
+/// peaked at 58.9 MiB with PLY frames and 45.3 MiB without, against 40.1 and 32.0 MiB with
+/// the threshold held (docs/benchmarks.md, "Issue 13: memory freed between frames").
+/// Setting the threshold also stops glibc from raising the heap's trim threshold with it.
+pub fn return_large_blocks_when_freed() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets a parameter of the allocator; when it rejects one (it
+    // returns 0) the allocator keeps its default, which is still correct.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
 /// Resident memory of a run of a 3 × 3 cloth (release build, Linux): code, libraries, the
 /// worker and writer threads' stacks. Measured 8.4 MiB on 2026-11-27 (the binary has grown
 /// with USD, sparse algebra and surface reconstruction since the 6 MiB first measured; the
-/// debug build's is 9.9 MiB).
-pub const PROGRAM_BYTES: usize = 8_600 << 10;
+/// debug build's is 9.9 MiB), and 8.8–9.1 MiB since large blocks are unmapped when freed
+/// ([`return_large_blocks_when_freed`]; 8.2–8.5 before, in the same sitting).
+pub const PROGRAM_BYTES: usize = 9_000 << 10;
 
 /// Writer memory per written vertex for PLY beyond the snapshots and layouts: the encoded
 /// faces and header, the frame buffer (binary, about 70 B per vertex with normals and
@@ -56,9 +83,11 @@ impl Estimate {
     }
 }
 
-/// The estimate for running `model` writing `formats`.
-pub fn estimate(model: &Model, formats: &[Format], frames: u64) -> Estimate {
+/// The estimate for running `model` for `frames` frames writing `formats`, with a checkpoint
+/// every `checkpoint_every` frames (0: none).
+pub fn estimate(model: &Model, formats: &[Format], frames: u64, checkpoint_every: u64) -> Estimate {
     let layouts: usize = model.objects.iter().map(layout_bytes).sum();
+    let checkpoints = !formats.is_empty() && checkpoint_every > 0 && frames > checkpoint_every;
     Estimate {
         program: PROGRAM_BYTES,
         state: particle_bytes(model, !formats.is_empty())
@@ -66,8 +95,36 @@ pub fn estimate(model: &Model, formats: &[Format], frames: u64) -> Estimate {
             + constraint_bytes(model)
             + collider_bytes(model)
             + projective_bytes(model),
-        output: output_bytes(model, formats, layouts, frames),
+        output: output_bytes(model, formats, layouts, frames)
+            + if checkpoints {
+                checkpoint_bytes(model)
+            } else {
+                0
+            },
     }
+}
+
+/// A checkpoint while it is written ([`crate::output::checkpoint`]): the solver state
+/// encoded in memory ([`crate::solver::state`]: per particle its position, start-of-substep
+/// position and velocity, mass, inverse mass and owner; the topology of objects that tear;
+/// the rest lengths and angles of a plastic model) and the file's write buffer. Only a run
+/// that writes frame files writes checkpoints. Measured: 6.2 MiB on cloth-256, whose state
+/// is 6.0 MB (docs/benchmarks.md, "Issue 13: memory freed between frames").
+fn checkpoint_bytes(model: &Model) -> usize {
+    const WRITE_BUFFER: usize = 1 << 20;
+    let per_particle = 3 * size_of::<DVec3>() + 2 * size_of::<f64>() + size_of::<u32>();
+    let torn_topology: usize = (model.objects.iter())
+        .filter(|o| o.tearing.is_some())
+        .map(layout_bytes)
+        .sum();
+    let rest_states = if model.is_plastic() {
+        let clustered: usize = model.shape_matching.iter().map(|c| c.rest().len()).sum();
+        (model.stretch.len() + model.bending.len()) * size_of::<f64>()
+            + clustered * size_of::<DVec3>()
+    } else {
+        0
+    };
+    WRITE_BUFFER + model.particles.len() * per_particle + torn_topology + rest_states
 }
 
 /// With `solver = "projective"`: the factor, its matrix, the terms and their buffers.
@@ -144,11 +201,15 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
     bytes
 }
 
-/// Fluid surfaces (`fluid.surface`): splashsurf's dense subdomain grids, a few MiB per thread
-/// whatever the particle count. With [`FLUID_SURFACE_BYTES`], calibrated on
-/// scenes/dam_break.toml (+14 MiB at 1 thread, +17 at 2, for 3 840 particles) and
-/// scenes/bench/dam-100k.toml (+44 and +54 MiB).
-const FLUID_SURFACE_WORKSPACE: usize = 14 << 20;
+/// Fluid surfaces (`fluid.surface`): splashsurf's dense subdomain grids and the surface mesh
+/// in the solver and the writer. What they take depends on how far the fluid spreads (the
+/// mesh of scenes/water_on_cloth.toml grows from 8 496 triangles to 88 240 as the water runs
+/// over the cloth, scenes/dam_break.toml's from 15 528 to 40 812), which the scene does not
+/// say. With [`FLUID_SURFACE_BYTES`] this is the value, 8 MiB, that puts both shipped fluid
+/// scenes within 20 % of their peaks at 1 and 2 threads, with frames and without: measured
+/// 6.9–10.1 MiB for the dam break's surface and 9.9–15.8 MiB for the water on cloth's
+/// (docs/benchmarks.md, "Issue 13: memory freed between frames").
+const FLUID_SURFACE_WORKSPACE: usize = 8 << 20;
 
 /// Per particle of a fluid with a surface: its density, neighbours and subdomain lists in
 /// splashsurf, the velocity interpolation's tree, and the mesh (about two triangles per
