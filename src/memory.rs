@@ -112,7 +112,8 @@ pub fn estimate(model: &Model, formats: &[Format], frames: u64, checkpoint_every
 /// is 6.0 MB (docs/benchmarks.md, "Issue 13: memory freed between frames").
 fn checkpoint_bytes(model: &Model) -> usize {
     const WRITE_BUFFER: usize = 1 << 20;
-    let per_particle = 3 * size_of::<DVec3>() + 2 * size_of::<f64>() + size_of::<u32>();
+    // The owner is encoded as a u64, as every index of the state is.
+    let per_particle = 3 * size_of::<DVec3>() + 2 * size_of::<f64>() + size_of::<u64>();
     let torn_topology: usize = (model.objects.iter())
         .filter(|o| o.tearing.is_some())
         .map(layout_bytes)
