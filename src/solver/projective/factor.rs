@@ -13,7 +13,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
 use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky,
-    SymmetricOrdering,
+    SymbolicCholeskyRaw, SymmetricOrdering,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Conj, MatMut, Par, Side};
@@ -148,14 +148,23 @@ impl Factor {
 
     /// Bytes the factorization of `matrix` holds at its peak, from the symbolic analysis
     /// alone (`check`'s estimate): the compressed matrix (and the copy a refactorization
-    /// adds the contacts to), `L`'s values and a `u32` row index per value (an upper bound: a
-    /// supernodal factor shares them within a supernode).
+    /// adds the contacts to), `L`'s values and its `u32` row indices as the analysis keeps
+    /// them (one per value for a simplicial factor, one per row of each supernode for a
+    /// supernodal one). Counting one per value for both was 12 MiB too many on a 160 × 160
+    /// cloth, which glibc's resident freed blocks had hidden (docs/benchmarks.md, "Issue 13:
+    /// memory freed between frames").
     pub fn analysed_bytes(matrix: LowerTriangle) -> usize {
         let n = matrix.n;
         let analysed = Analysed::new(matrix);
         let matrix_bytes = analysed.values.len() * 20 + (n + 1) * 4;
-        let factor_values = analysed.symbolic.map_or(0, |s| s.len_val());
-        matrix_bytes + factor_values * 12
+        let factor_bytes = analysed.symbolic.map_or(0, |s| {
+            let row_indices = match s.raw() {
+                SymbolicCholeskyRaw::Simplicial(s) => s.row_idx().len(),
+                SymbolicCholeskyRaw::Supernodal(s) => s.row_idx().len(),
+            };
+            s.len_val() * 8 + row_indices * 4
+        });
+        matrix_bytes + factor_bytes
     }
 
     /// Unknowns (free particles).
