@@ -35,14 +35,20 @@ fn estimate(report: &str) -> f64 {
     value * unit
 }
 
-/// `check`'s estimate of `scene_text` over the peak its run at 2 threads reports, or `None`
-/// where the OS reports no peak.
-fn estimate_over_peak(scene_text: &str) -> Option<f64> {
+/// `check`'s estimate of the peak of `scene_text`, bytes.
+fn checked_estimate(scene_text: &str) -> f64 {
     let ws = Workspace::new();
     let scene = ws.write("scene.toml", scene_text);
     let check = Command::new(BIN).arg("check").arg(&scene).output().unwrap();
     assert!(check.status.success());
-    let estimated = estimate(&String::from_utf8_lossy(&check.stdout));
+    estimate(&String::from_utf8_lossy(&check.stdout))
+}
+
+/// `check`'s estimate of `scene_text` over the peak its run at 2 threads reports, or `None`
+/// where the OS reports no peak.
+fn estimate_over_peak(scene_text: &str) -> Option<f64> {
+    let estimated = checked_estimate(scene_text);
+    let ws = Workspace::new();
     ws.run_ok(scene_text, &["--threads", "2"]);
     let records = stats(&ws.out());
     let Some(peak) = records.last().unwrap()["peak_memory_bytes"].as_f64() else {
@@ -76,6 +82,23 @@ fn the_estimate_holds_for_a_fluid_with_a_surface() {
     let text = std::fs::read_to_string(scene).unwrap();
     assert!(text.contains("frames = 48") && text.contains("surface = {"));
     let Some(ratio) = estimate_over_peak(&text.replace("frames = 48", "frames = 24")) else {
+        return;
+    };
+    assert!((0.8..=1.2).contains(&ratio), "estimate / peak = {ratio:.3}");
+}
+
+#[test]
+fn the_estimate_counts_the_projective_factor() {
+    // The factor of a 160 × 160 cloth is several times the XPBD model (issue 15).
+    let scene_text =
+        cloth("[]").replace("[simulation]\n", "[simulation]\nsolver = \"projective\"\n");
+    let estimated = checked_estimate(&scene_text);
+    let xpbd_estimate = checked_estimate(&cloth("[]"));
+    assert!(
+        estimated > 1.5 * xpbd_estimate,
+        "{estimated} vs XPBD's {xpbd_estimate}"
+    );
+    let Some(ratio) = estimate_over_peak(&scene_text) else {
         return;
     };
     assert!((0.8..=1.2).contains(&ratio), "estimate / peak = {ratio:.3}");
