@@ -158,7 +158,7 @@ impl Solver {
     /// The rest states plasticity moves (module notes), after a flag.
     fn put_rest_states(&self, e: &mut Encoder) {
         let model = &self.model;
-        if !self.is_plastic() {
+        if !self.model.is_plastic() {
             e.u64(0);
             return;
         }
@@ -176,7 +176,7 @@ impl Solver {
     fn take_rest_states(&mut self, d: &mut Decoder) -> Result<()> {
         let plastic = d.u64()? != 0;
         ensure!(
-            plastic == self.is_plastic(),
+            plastic == self.model.is_plastic(),
             "the plasticity of the state does not match this scene"
         );
         if !plastic {

@@ -65,10 +65,3 @@ impl Frame<'_> {
         unsafe { block.items_mut(range) }.iter_mut().for_each(flow);
     }
 }
-
-impl super::Solver {
-    /// Whether any constraint is plastic (its rest state moves, and checkpoints keep it).
-    pub fn is_plastic(&self) -> bool {
-        self.model.is_plastic()
-    }
-}
