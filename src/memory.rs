@@ -209,7 +209,7 @@ fn particle_bytes(model: &Model, frame_files: bool) -> usize {
 /// say. With [`FLUID_SURFACE_BYTES`] this is the value, 8 MiB, that puts both shipped fluid
 /// scenes within 20 % of their peaks at 1 and 2 threads, with frames and without, but for the
 /// dam break without frames at 1 thread, whose peak it overestimates by a third (its grids are
-/// per worker thread): measured 6.9–10.1 MiB for the dam break's surface and 9.9–15.8 MiB for
+/// per worker thread): measured 4.3–10.1 MiB for the dam break's surface and 8.4–15.9 MiB for
 /// the water on cloth's (docs/benchmarks.md, "Issue 13: memory freed between frames" and
 /// "Issue 13: fluid surfaces in subdomains of 32 cubes, measured and not taken").
 const FLUID_SURFACE_WORKSPACE: usize = 8 << 20;
