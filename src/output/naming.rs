@@ -1,7 +1,10 @@
 //! Output file names from `output.name` (`{object}.{frame:04}`) and the guard that keeps
 //! every file inside the output directory: a rendered name is a plain file name, never a path.
 
+use super::preview::PREVIEW_DIRECTORY;
 use crate::quote::quoted;
+use crate::scene::types::Format;
+use clap::ValueEnum;
 
 /// Checks a name template: only `{object}`, `{frame}` and `{frame:0N}` (N = 1..9) are
 /// placeholders, `{frame…}` must appear (else every frame would overwrite the last) and
@@ -58,9 +61,14 @@ const MAX_NAMES_CHECKED: u64 = 2_000_000;
 pub fn check_stats_name(stats: &str) -> Result<(), String> {
     check_file_name(stats)?;
     let shown = quoted(stats);
-    if stats.starts_with('.') || [".obj", ".ply", ".tmp"].iter().any(|e| stats.ends_with(e)) {
+    // Every format's extension, whether this run writes it or not: a stats log named
+    // `cloth.mdd` was overwritten by the MDD file of object `cloth`.
+    let cache_file =
+        (Format::value_variants().iter()).any(|f| stats.ends_with(&format!(".{}", f.extension())));
+    if stats.starts_with('.') || stats.ends_with(".tmp") || cache_file {
         return Err(format!(
-            "`{shown}` must not start with `.` or end in .obj, .ply or .tmp (frame and temporary files do)"
+            "`{shown}` must not start with `.` or end in .tmp, .obj, .ply, .usdc, .usda, .mdd or \
+             .pc2 (temporary and cache files do)"
         ));
     }
     // Rewritten crash-safely through `.NAME.tmp`: five bytes more than the name.
@@ -75,6 +83,11 @@ pub fn check_stats_name(stats: &str) -> Result<(), String> {
     if stats == CHECKPOINT_DIRECTORY {
         return Err(format!(
             "`{shown}` is the folder the checkpoints go to; choose another name"
+        ));
+    }
+    if stats == PREVIEW_DIRECTORY {
+        return Err(format!(
+            "`{shown}` is the folder the preview images go to; choose another name"
         ));
     }
     Ok(())
@@ -253,6 +266,24 @@ mod tests {
     fn stats_log_cannot_pose_as_a_frame_or_temporary_file() {
         for stats in ["c.0001.obj", "x.ply", ".c.0001.obj.tmp", ".hidden"] {
             assert!(check_stats_name(stats).is_err(), "{stats}");
+        }
+    }
+
+    #[test]
+    fn stats_log_cannot_take_a_whole_run_file_or_a_folder() {
+        // `cloth.mdd` was overwritten by object `cloth`'s MDD file, `shot.usda` by the stage
+        // of `shot.toml`; `preview` failed after frame 1 was written, when the folder was made.
+        for stats in [
+            "cloth.mdd",
+            "cloth.pc2",
+            "shot.usda",
+            "shot.usdc",
+            "preview",
+        ] {
+            assert!(check_stats_name(stats).is_err(), "{stats}");
+        }
+        for stats in ["stats.jsonl", "log.json", "previews", "run.mdd.jsonl"] {
+            assert!(check_stats_name(stats).is_ok(), "{stats}");
         }
     }
 

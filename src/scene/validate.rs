@@ -7,7 +7,7 @@ use super::types::*;
 use crate::mesh::obj::MAX_ABS_COORDINATE;
 use crate::output::naming;
 use crate::quote::quoted;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Problems that stop the run, and warnings that do not.
 #[derive(Debug, Default)]
@@ -57,6 +57,7 @@ pub fn validate(scene: &SceneFile) -> Report {
         check_pin_drivers(object, &key, &scene.colliders, &mut report);
     }
     unique_names("object", scene.objects.iter().map(|o| &o.name), &mut report);
+    names_not_derived(&scene.objects, &mut report);
     for (k, collider) in scene.colliders.iter().enumerate() {
         check_collider(collider, &format!("collider[{k}]"), &mut report);
         check_keys(&collider.keys, &format!("collider[{k}]"), &mut report);
@@ -139,6 +140,36 @@ fn unique_names<'a>(table: &str, names: impl Iterator<Item = &'a String>, report
             report.error(
                 format!("{table}[{k}].name"),
                 format!("`{}` is used by an earlier {table}", quoted(name)),
+            );
+        }
+    }
+}
+
+/// Refuses an object named as another object's render mesh (`<object>_render`) or fluid
+/// surface (`<object>_surface`) is written: object `cloth_render` beside `cloth`'s render mesh
+/// had its frame and point-cache files replaced by the render mesh's.
+fn names_not_derived(objects: &[Object], report: &mut Report) {
+    let render = (objects.iter())
+        .filter(|o| o.render_mesh.is_some())
+        .map(|o| (crate::model::render_name(&o.name), ("render mesh", &o.name)));
+    let surface = (objects.iter())
+        .filter(|o| o.fluid.as_ref().is_some_and(|f| f.surface.is_some()))
+        .map(|o| {
+            (
+                crate::model::surface_name(&o.name),
+                ("fluid surface", &o.name),
+            )
+        });
+    let derived: BTreeMap<String, (&str, &String)> = render.chain(surface).collect();
+    for (k, object) in objects.iter().enumerate() {
+        if let Some((what, owner)) = derived.get(&object.name) {
+            report.error(
+                format!("object[{k}].name"),
+                format!(
+                    "`{}` is the name object `{}`'s {what} is written under; choose another",
+                    quoted(&object.name),
+                    quoted(owner)
+                ),
             );
         }
     }
