@@ -39,6 +39,10 @@ pub const MIN_FPS: f64 = 1e-3;
 pub const MAX_FPS: f64 = 1e6;
 /// Largest `max_speed`, m/s: beyond it velocities could overflow the f32 output.
 pub const MAX_SPEED_LIMIT: f64 = 1e9;
+/// Largest gravity on each axis, m/s² (about 100 000 g): with particle masses of at most 1e12 kg the
+/// potential energy the stats log reports stays finite. Gravity of 1e300 on masses of 1e12
+/// kg at a height of 1e8 m gave an energy of −1e321, written as `null`.
+pub const MAX_GRAVITY: f64 = 1e6;
 
 pub fn validate(scene: &SceneFile) -> Report {
     let mut report = Report::default();
@@ -259,6 +263,14 @@ fn simulation(sim: &Simulation, report: &mut Report) {
         1_000_000_000,
     );
     non_negative(report, "simulation.velocity_damping", sim.velocity_damping);
+    for (axis, g) in sim.gravity.iter().enumerate() {
+        if g.abs() > MAX_GRAVITY {
+            report.error(
+                format!("simulation.gravity[{axis}]"),
+                format!("must be within ±{MAX_GRAVITY:e} m/s², got {g:e}"),
+            );
+        }
+    }
     positive(report, "simulation.max_speed", sim.max_speed);
     if sim.max_speed > MAX_SPEED_LIMIT {
         report.error(
