@@ -123,8 +123,9 @@ pub struct WedgeArgs {
     /// CPUs per task (each run's --threads).
     #[arg(long, value_name = "N", requires = "submit", default_value_t = 1)]
     pub cpus: u32,
-    /// Write DIR/wedge.sbatch (and wedge.json) but do not submit it.
-    #[arg(long, requires = "submit")]
+    /// Check every task and write DIR/wedge.json (and with --submit DIR/wedge.sbatch), but
+    /// run or submit nothing.
+    #[arg(long)]
     pub dry_run: bool,
 }
 

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use xpbd_sim::output::preview;
 use xpbd_sim::quote::shown_path;
 use xpbd_sim::scene::load::load;
-use xpbd_sim::wedge::plan::{Plan, Task, Variation};
-use xpbd_sim::wedge::slurm::{self, SlurmOptions};
+use xpbd_sim::wedge::plan::{Plan, Task, Variation, PLAN_FILE};
+use xpbd_sim::wedge::slurm::{self, SlurmOptions, SLURM_SCRIPT};
 use xpbd_sim::wedge::status::{self, State};
 
 pub fn dispatch(args: &WedgeArgs) -> Result<Outcome, Failure> {
@@ -82,13 +82,51 @@ fn wedge(args: &WedgeArgs) -> Result<Outcome, Failure> {
             loaded.base_dir.join(format!("{output}-wedge"))
         }
     };
+    refuse_writing_over_scene(&plan.scene, &dir)?;
     std::fs::create_dir_all(dir.join("logs"))
         .with_context(|| format!("cannot create the wedge directory {}", shown_path(&dir)))
         .map_err(Failure::Run)?;
     plan.write_or_match(&dir).map_err(Failure::Input)?;
     match args.submit {
         Some(Farm::Slurm) => submit_slurm(&plan, &dir, args),
+        None if args.dry_run => {
+            list_tasks(&plan, &dir);
+            Ok(Outcome::Success)
+        }
         None => run_here(&plan, &dir, &frames, args.jobs),
+    }
+}
+
+/// Refuses a wedge whose directory holds its scene under the name of a file the wedge writes
+/// there: a scene `DIR/wedge.sbatch` was replaced by the Slurm script.
+fn refuse_writing_over_scene(scene: &Path, dir: &Path) -> Result<(), Failure> {
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        // Not created yet: the scene cannot be in it.
+        return Ok(());
+    };
+    for name in [PLAN_FILE, SLURM_SCRIPT] {
+        if dir.join(name) == scene {
+            return Err(input(&format!(
+                "the wedge writes {name} in {}, and that is the scene; choose another --out",
+                shown_path(&dir)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--dry-run` without a farm: each task's `--set` values, as the wedge would run them.
+fn list_tasks(plan: &Plan, dir: &Path) {
+    println!(
+        "wrote {} ({} tasks, none run):",
+        shown_path(&dir.join(PLAN_FILE)),
+        plan.tasks.len()
+    );
+    for task in &plan.tasks {
+        let sets: Vec<String> = (plan.task_set(task).iter())
+            .map(|s| format!("--set {}", slurm::shell_quote(s)))
+            .collect();
+        println!("  {}: {}", task.name, sets.join(" "));
     }
 }
 
@@ -114,7 +152,7 @@ fn submit_slurm(plan: &Plan, dir: &Path, args: &WedgeArgs) -> Result<Outcome, Fa
         cpus: args.cpus,
     };
     let text = slurm::script(plan, &dir, &this_program()?, &options);
-    let script = dir.join("wedge.sbatch");
+    let script = dir.join(SLURM_SCRIPT);
     xpbd_sim::output::durable::write_atomically(&script, text.as_bytes()).map_err(Failure::Run)?;
     if args.dry_run {
         println!(

@@ -7,8 +7,11 @@
 //! minute before the time limit. Logs go to `DIR/logs/<task index>.out`, appended across
 //! requeues.
 
-use super::plan::Plan;
+use super::plan::{Plan, PLAN_FILE};
 use std::path::Path;
+
+/// The batch script's name in the wedge's directory.
+pub const SLURM_SCRIPT: &str = "wedge.sbatch";
 
 /// What the array job asks of the farm.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +38,7 @@ pub fn script(plan: &Plan, dir: &Path, exe: &Path, options: &SlurmOptions) -> St
         "# xpbd-sim wedge of {}: {} tasks ({}).\n",
         plan.scene.display(),
         plan.tasks.len(),
-        dir.join("wedge.json").display()
+        dir.join(PLAN_FILE).display()
     );
     s += &format!(
         "#SBATCH --job-name={}\n",

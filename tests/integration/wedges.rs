@@ -157,6 +157,69 @@ fn a_bad_value_in_any_task_is_refused_before_anything_is_written() {
     }
 }
 
+/// `--dry-run` without a farm checks and plans every task, writes `wedge.json`, lists the
+/// tasks and runs none of them; `wedge status` then shows them all pending.
+#[test]
+fn a_dry_run_here_plans_the_tasks_and_runs_none() {
+    let ws = Workspace::new();
+    ws.write("drape.toml", &drape(6));
+    let args = [&["drape.toml", "--out", "w", "--dry-run"][..], &VARY[..]].concat();
+    let output = wedge(&ws, &args);
+    assert_ok(&output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("w002-bending.compliance=50-ball.friction=0.2: --set 'object.cloth.bending.compliance=50' --set 'collider.ball.friction=0.2'"),
+        "{stdout}"
+    );
+    assert!(ws.path("w/wedge.json").exists());
+    let status = status_json(&ws, "w");
+    let states: Vec<&str> = (status["tasks"].as_array().unwrap().iter())
+        .map(|r| r["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["pending"; 4]);
+    let task_folders = std::fs::read_dir(ws.path("w"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("w0")
+        })
+        .count();
+    assert_eq!(task_folders, 0, "a dry run ran a task");
+}
+
+/// A scene kept in the wedge's directory under the name of the Slurm script is refused, not
+/// replaced by the script.
+#[test]
+fn a_wedge_never_writes_over_its_scene() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("w")).unwrap();
+    ws.write("w/wedge.sbatch", &drape(6));
+    let args = [
+        &[
+            "w/wedge.sbatch",
+            "--out",
+            "w",
+            "--submit",
+            "slurm",
+            "--dry-run",
+        ][..],
+        &VARY[..],
+    ]
+    .concat();
+    let output = wedge(&ws, &args);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("and that is the scene"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path("w/wedge.sbatch")).unwrap(),
+        drape(6)
+    );
+    assert!(!ws.path("w/wedge.json").exists());
+}
+
 #[test]
 fn the_slurm_script_runs_one_task_per_array_index_and_resumes() {
     let ws = Workspace::new();
