@@ -152,16 +152,22 @@ fn plain_words(message: &str) -> String {
 /// Serde quotes names in backticks, but a name may hold backticks itself (a TOML quoted key,
 /// a `--set` key): in "unknown field `…`, expected …" the user's name is everything between
 /// the first backtick and the last "`, expected" / "`, there are no", whatever it holds, and
-/// is quoted as one piece. Elsewhere every backtick-separated piece is clipped, serde's own
-/// words included (they are short).
+/// is quoted as one piece. A string where another type goes, "invalid type: string "…",
+/// expected …", is quoted the same way, so what was expected is kept after a long string.
+/// Elsewhere every backtick-separated piece is clipped, serde's own words included (they are
+/// short).
 fn clip_quoted(message: &str) -> String {
-    for prefix in ["unknown field `", "unknown variant `"] {
+    for (prefix, close) in [
+        ("unknown field `", "`"),
+        ("unknown variant `", "`"),
+        ("invalid type: string \"", "\""),
+        ("invalid value: string \"", "\""),
+    ] {
         let Some(rest) = message.strip_prefix(prefix) else {
             continue;
         };
-        let end = rest
-            .rfind("`, expected")
-            .or_else(|| rest.rfind("`, there are no"));
+        let end = (rest.rfind(&format!("{close}, expected")))
+            .or_else(|| rest.rfind(&format!("{close}, there are no")));
         if let Some(end) = end {
             let (name, tail) = rest.split_at(end);
             return format!("{prefix}{}{}", quoted(name), clip_quoted(tail));

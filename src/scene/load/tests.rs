@@ -123,6 +123,27 @@ fn megabyte_keys_give_short_messages() {
     assert!(message.lines().all(|l| l.len() < 1000), "{message}");
 }
 
+/// A long string where a number goes: the string is cut, what was expected is still said
+/// (the whole message used to be cut after its first 100 characters).
+#[test]
+fn a_long_string_of_the_wrong_type_keeps_what_was_expected() {
+    for length in [90, 150, 1_000_000] {
+        let text = format!("[simulation]\nsubsteps = \"{}\"\n", "a".repeat(length));
+        let message = error_of(&text);
+        let first = message.lines().next().unwrap();
+        assert!(
+            first.ends_with("expected a whole number >= 0"),
+            "{length}: {first}"
+        );
+        assert!(first.len() < 300, "{length}: {} bytes", first.len());
+    }
+    let message = error_of(&format!(
+        "[simulation]\nsolver = {{ a = \"{}\" }}\n",
+        "b".repeat(500)
+    ));
+    assert!(message.len() < 1000, "{message}");
+}
+
 #[test]
 fn syntax_error_has_a_position() {
     let message = error_of("[simulation\nfps = 1\n");
