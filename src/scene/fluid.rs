@@ -105,10 +105,22 @@ fn check_block(fluid: &Fluid, table: &str, report: &mut Report) {
             ),
         );
     } else if particle_count(fluid).is_none_or(|n| n > MAX_VERTICES as u64) {
+        // The figure it would need, as `counts` rounds each axis (finite for a valid spacing
+        // and box, which the branches above checked, but for boxes near f64's limits).
+        let needed: f64 = (0..3)
+            .map(|a| {
+                ((fluid.region.max[a] - fluid.region.min[a]) / fluid.spacing * (1.0 + 1e-9)).floor()
+            })
+            .product();
         report.error(
             table,
             format!(
-                "the box at this spacing holds more than the limit of {MAX_VERTICES} particles"
+                "the box at this spacing holds {} particles, more than the limit of {MAX_VERTICES}",
+                if needed.is_finite() {
+                    format!("{needed:.3e}")
+                } else {
+                    "over 1e308".into()
+                }
             ),
         );
     }
