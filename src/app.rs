@@ -14,6 +14,7 @@ use xpbd_sim::quote::shown_path;
 use xpbd_sim::scene::build::{build, Built};
 use xpbd_sim::scene::load::{gate_override, load, LoadedScene};
 use xpbd_sim::scene::memory_budget::human_bytes;
+use xpbd_sim::scene::override_origin::name_overrides;
 use xpbd_sim::scene::types::SceneFile;
 use xpbd_sim::scene::validate::validate;
 
@@ -198,8 +199,13 @@ pub fn prepare(
 ) -> Result<Prepared, Failure> {
     let mut scene = load(path, overrides).map_err(Failure::Input)?;
     adjust(&mut scene.file);
-    let report = validate(&scene.file);
+    let mut report = validate(&scene.file);
     if !report.errors.is_empty() {
+        let file = &scene.file;
+        name_overrides(&mut report.errors, overrides, |table, name| match table {
+            "object" => file.objects.iter().position(|o| o.name == name),
+            _ => file.colliders.iter().position(|c| c.name == name),
+        });
         let list: Vec<String> = report.errors.iter().map(|e| format!("  {e}")).collect();
         return Err(Failure::Input(anyhow!(
             "invalid scene {}:\n{}",

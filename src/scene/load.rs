@@ -6,6 +6,7 @@
 //! `--set KEY=VALUE` overrides are applied to the parsed document before the typed read, so
 //! they are checked exactly like keys written in the file.
 
+use super::override_origin::name_overrides;
 use super::types::SceneFile;
 use crate::quote::{quoted, shown_path, window};
 use anyhow::{anyhow, bail, ensure, Context, Result};
@@ -387,15 +388,22 @@ fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
     }
     let root = toml::Value::Table(document);
     check_finite(&root, "")?;
-    let file: SceneFile = serde_path_to_error::deserialize(root).map_err(|e| {
+    let deserialized = serde_path_to_error::deserialize(root.clone());
+    let file: SceneFile = deserialized.map_err(|e| {
         let suffix = suggestion(e.inner().message())
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
-        anyhow!(
+        let mut message = [format!(
             "{}: {}{suffix}",
             quoted(&e.path().to_string()),
             plain_words(e.inner().message().trim_end())
-        )
+        )];
+        name_overrides(&mut message, overrides, |table, name| {
+            let named = |t: &toml::Value| t.get("name").and_then(toml::Value::as_str) == Some(name);
+            root.get(table)?.as_array()?.iter().position(named)
+        });
+        let [message] = message;
+        anyhow!(message)
     })?;
     Ok(file)
 }

@@ -10,6 +10,7 @@ pub mod load;
 pub mod memory_budget;
 mod object_checks;
 mod object_constraints;
+pub mod override_origin;
 pub mod plasticity;
 pub mod projective;
 pub mod render_mesh;

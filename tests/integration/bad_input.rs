@@ -117,6 +117,19 @@ fn command_line_mistakes_exit_2() {
             vec!["--set", "output.name=\"../{frame}\""],
             "plain file name",
         ),
+        // A value out of range or of the wrong type names the --set that gave it.
+        (
+            vec!["--set", "simulation.fps=0"],
+            "simulation.fps: must be from 0.001 to 1e6, got 0 (from --set simulation.fps=0)",
+        ),
+        (
+            vec!["--set", "object.c.density=-1"],
+            "object[0].density: must be > 0, got -1 (from --set object.c.density=-1)",
+        ),
+        (
+            vec!["--set", "simulation.fps=true"],
+            "expected a number (from --set simulation.fps=true)",
+        ),
         (vec!["--bogus"], "--bogus"),
     ] {
         let output = ws.run(good, &args);
