@@ -39,9 +39,9 @@ pub const MIN_FPS: f64 = 1e-3;
 pub const MAX_FPS: f64 = 1e6;
 /// Largest `max_speed`, m/s: beyond it velocities could overflow the f32 output.
 pub const MAX_SPEED_LIMIT: f64 = 1e9;
-/// Largest gravity on each axis, m/s² (about 100 000 g): with particle masses of at most 1e12 kg the
-/// potential energy the stats log reports stays finite. Gravity of 1e300 on masses of 1e12
-/// kg at a height of 1e8 m gave an energy of −1e321, written as `null`.
+/// Largest gravity on each axis, m/s² (about 100 000 g): with particle masses of at most
+/// 1e12 kg the potential energy the stats log reports stays finite. Gravity of 1e300 on
+/// masses of 1e12 kg at a height of 1e8 m gave an energy of −1e321, written as `null`.
 pub const MAX_GRAVITY: f64 = 1e6;
 
 pub fn validate(scene: &SceneFile) -> Report {
