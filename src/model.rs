@@ -114,13 +114,24 @@ pub fn surface_name(object: &str) -> String {
 /// render mesh and `<object>_surface` for each fluid surface.
 pub fn written_names(objects: &[crate::scene::types::Object]) -> Vec<String> {
     let names = objects.iter().map(|o| o.name.clone());
+    names
+        .chain(derived_names(objects).map(|(name, _, _)| name))
+        .collect()
+}
+
+/// The names written for meshes an object carries besides its own, in [`written_names`]'
+/// order: `(name, what it is, the object's name)`, `<object>_render` for each render mesh,
+/// then `<object>_surface` for each fluid surface.
+pub fn derived_names(
+    objects: &[crate::scene::types::Object],
+) -> impl Iterator<Item = (String, &'static str, &str)> {
     let render = (objects.iter())
         .filter(|o| o.render_mesh.is_some())
-        .map(|o| render_name(&o.name));
+        .map(|o| (render_name(&o.name), "render mesh", o.name.as_str()));
     let surface = (objects.iter())
         .filter(|o| o.fluid.as_ref().is_some_and(|f| f.surface.is_some()))
-        .map(|o| surface_name(&o.name));
-    names.chain(render).chain(surface).collect()
+        .map(|o| (surface_name(&o.name), "fluid surface", o.name.as_str()));
+    render.chain(surface)
 }
 
 /// What an object that can tear keeps to remake its constraints.

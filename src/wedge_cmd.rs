@@ -123,10 +123,7 @@ fn list_tasks(plan: &Plan, dir: &Path) {
         plan.tasks.len()
     );
     for task in &plan.tasks {
-        let sets: Vec<String> = (plan.task_set(task).iter())
-            .map(|s| format!("--set {}", slurm::shell_quote(s)))
-            .collect();
-        println!("  {}: {}", task.name, sets.join(" "));
+        println!("  {}: {}", task.name, slurm::set_arguments(plan, task));
     }
 }
 

@@ -20,16 +20,21 @@ pub fn counts(fluid: &Fluid) -> Option<[u64; 3]> {
     }
     let mut counts = [0; 3];
     for (axis, count) in counts.iter_mut().enumerate() {
-        let extent = fluid.region.max[axis] - fluid.region.min[axis];
-        // A box a hair under a whole number of spacings (typed as 0.3 for 3 × 0.1) still
-        // holds that many particles.
-        let n = (extent / s * (1.0 + 1e-9)).floor();
+        let n = axis_count(fluid, axis);
         if !(n.is_finite() && n >= 1.0 && n <= MAX_VERTICES as f64) {
             return None;
         }
         *count = n as u64;
     }
     Some(counts)
+}
+
+/// Particles along `axis` of `fluid`'s box, as a float (any size, or not finite).
+fn axis_count(fluid: &Fluid, axis: usize) -> f64 {
+    let extent = fluid.region.max[axis] - fluid.region.min[axis];
+    // A box a hair under a whole number of spacings (typed as 0.3 for 3 × 0.1) still holds
+    // that many particles.
+    (extent / fluid.spacing * (1.0 + 1e-9)).floor()
 }
 
 /// How many particles `fluid` makes (`None` when invalid or beyond `u64`).
@@ -105,13 +110,9 @@ fn check_block(fluid: &Fluid, table: &str, report: &mut Report) {
             ),
         );
     } else if particle_count(fluid).is_none_or(|n| n > MAX_VERTICES as u64) {
-        // The figure it would need, as `counts` rounds each axis (finite for a valid spacing
-        // and box, which the branches above checked, but for boxes near f64's limits).
-        let needed: f64 = (0..3)
-            .map(|a| {
-                ((fluid.region.max[a] - fluid.region.min[a]) / fluid.spacing * (1.0 + 1e-9)).floor()
-            })
-            .product();
+        // The figure it would need (finite for the valid spacing and box the branches above
+        // checked, but for boxes near f64's limits).
+        let needed: f64 = (0..3).map(|axis| axis_count(fluid, axis)).product();
         report.error(
             table,
             format!(

@@ -388,8 +388,15 @@ fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
     }
     let root = toml::Value::Table(document);
     check_finite(&root, "")?;
-    let deserialized = serde_path_to_error::deserialize(root.clone());
-    let file: SceneFile = deserialized.map_err(|e| {
+    // The objects' and colliders' names, for a message naming the `--set` that wrote a key
+    // (`object.cloth.…` is `object[i].…` there): read before the typed read takes the document.
+    let names_in = |table: &str| -> Vec<Option<String>> {
+        let entries = root.get(table).and_then(toml::Value::as_array);
+        let name = |t: &toml::Value| t.get("name")?.as_str().map(str::to_owned);
+        entries.map_or_else(Vec::new, |a| a.iter().map(name).collect())
+    };
+    let (objects, colliders) = (names_in("object"), names_in("collider"));
+    let file: SceneFile = serde_path_to_error::deserialize(root).map_err(|e| {
         let suffix = suggestion(e.inner().message())
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
@@ -399,8 +406,12 @@ fn apply_overrides(text: &str, overrides: &[String]) -> Result<SceneFile> {
             plain_words(e.inner().message().trim_end())
         )];
         name_overrides(&mut message, overrides, |table, name| {
-            let named = |t: &toml::Value| t.get("name").and_then(toml::Value::as_str) == Some(name);
-            root.get(table)?.as_array()?.iter().position(named)
+            let names = if table == "object" {
+                &objects
+            } else {
+                &colliders
+            };
+            names.iter().position(|n| n.as_deref() == Some(name))
         });
         let [message] = message;
         anyhow!(message)

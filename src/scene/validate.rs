@@ -153,18 +153,9 @@ fn unique_names<'a>(table: &str, names: impl Iterator<Item = &'a String>, report
 /// surface (`<object>_surface`) is written: object `cloth_render` beside `cloth`'s render mesh
 /// had its frame and point-cache files replaced by the render mesh's.
 fn names_not_derived(objects: &[Object], report: &mut Report) {
-    let render = (objects.iter())
-        .filter(|o| o.render_mesh.is_some())
-        .map(|o| (crate::model::render_name(&o.name), ("render mesh", &o.name)));
-    let surface = (objects.iter())
-        .filter(|o| o.fluid.as_ref().is_some_and(|f| f.surface.is_some()))
-        .map(|o| {
-            (
-                crate::model::surface_name(&o.name),
-                ("fluid surface", &o.name),
-            )
-        });
-    let derived: BTreeMap<String, (&str, &String)> = render.chain(surface).collect();
+    let derived: BTreeMap<String, (&str, &str)> = crate::model::derived_names(objects)
+        .map(|(name, what, owner)| (name, (what, owner)))
+        .collect();
     for (k, object) in objects.iter().enumerate() {
         if let Some((what, owner)) = derived.get(&object.name) {
             report.error(

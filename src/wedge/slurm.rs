@@ -7,7 +7,7 @@
 //! minute before the time limit. Logs go to `DIR/logs/<task index>.out`, appended across
 //! requeues.
 
-use super::plan::{Plan, PLAN_FILE};
+use super::plan::{Plan, Task, PLAN_FILE};
 use std::path::Path;
 
 /// The batch script's name in the wedge's directory.
@@ -26,6 +26,15 @@ pub struct SlurmOptions {
 /// `text` quoted for a POSIX shell: `'…'` with every `'` as `'\''`.
 pub fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Task `task`'s `--set` arguments, each value quoted for a POSIX shell:
+/// `--set 'KEY=VALUE' --set …`.
+pub fn set_arguments(plan: &Plan, task: &Task) -> String {
+    let sets: Vec<String> = (plan.task_set(task).iter())
+        .map(|pair| format!("--set {}", shell_quote(pair)))
+        .collect();
+    sets.join(" ")
 }
 
 /// The batch script for `plan`, whose directory is `dir` (absolute), running the binary
@@ -60,14 +69,11 @@ pub fn script(plan: &Plan, dir: &Path, exe: &Path, options: &SlurmOptions) -> St
     s += "set -u\n";
     s += "case \"$SLURM_ARRAY_TASK_ID\" in\n";
     for task in &plan.tasks {
-        let sets: Vec<String> = (plan.task_set(task).iter())
-            .map(|pair| format!("--set {}", shell_quote(pair)))
-            .collect();
         s += &format!(
             "  {}) task={}; sets=({}) ;;\n",
             task.index,
             shell_quote(&task.name),
-            sets.join(" ")
+            set_arguments(plan, task)
         );
     }
     s += "  *) echo \"no task $SLURM_ARRAY_TASK_ID in this wedge\" >&2; exit 2 ;;\nesac\n";
