@@ -309,9 +309,10 @@ impl FeatureContacts {
             && sample.spread(moved - sample.at(&*x), x, inv_mass)
     }
 
-    /// How deep each sample point of the cloth sits inside a collider's margin at the state
-    /// `x` (the end of a frame), from a fresh search: `(a particle of the sample, depth)` for
-    /// every pair with a positive depth.
+    /// How deep each sample point of the cloth sits inside a collider ([`PosedCollider::depth`])
+    /// at the state `x` (the end of a frame), from a fresh search: `(a particle of the sample,
+    /// depth)` for every pair with a positive depth. The search finds the collider's vertices
+    /// and edges within the contact margin of a cloth element's box.
     pub fn penetrations(
         &self,
         posed: &[PosedCollider],
@@ -324,10 +325,9 @@ impl FeatureContacts {
         (search.segments.into_iter().flatten())
             .filter_map(|pair| {
                 let sample = self.sample(pair, posed, x, x, margin(pair.collider()))?;
-                let margin = margin(sample.collider);
-                let (distance, _, _) =
-                    posed[sample.collider].distance(sample.at(x), 2.0 * margin)?;
-                (distance < margin).then(|| (sample.particles[0] as usize, margin - distance))
+                let reach = 2.0 * margin(sample.collider);
+                let depth = posed[sample.collider].depth(sample.at(x), reach);
+                (depth > 0.0).then(|| (sample.particles[0] as usize, depth))
             })
             .collect()
     }

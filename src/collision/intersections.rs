@@ -18,7 +18,7 @@ use glam::DVec3;
 
 /// Whether segment `p–q` passes through triangle `abc` (its interior or boundary), by the
 /// signed volumes of Möller–Trumbore written as triple products.
-fn segment_crosses_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
+pub(super) fn segment_crosses_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
     let n = (b - a).cross(c - a);
     let (dp, dq) = (n.dot(p - a), n.dot(q - a));
     if (dp > 0.0 && dq > 0.0) || (dp < 0.0 && dq < 0.0) || dp == dq {

@@ -21,6 +21,7 @@ pub mod clearance;
 pub mod edge_edge;
 pub mod edge_sides;
 pub mod features;
+pub mod inside_objects;
 pub mod intersections;
 pub mod near_lists;
 pub mod neighbours;
@@ -30,6 +31,7 @@ pub mod point_triangle;
 pub mod rest_close;
 pub mod spatial_hash;
 pub mod stencil;
+pub mod surface_depth;
 pub mod tessellate;
 pub mod triangle_sides;
 pub mod wide_bvh;
@@ -157,12 +159,25 @@ pub struct MeshPose {
     vertex_offsets: Vec<u32>,
     /// Every triangle edge `(min, max)` with its triangle, sorted: the faces beside an edge.
     edges: Vec<([u32; 2], u32)>,
+    /// Whether every edge has exactly two faces beside it: a closed surface, whose inside is
+    /// known however far from it a point is (`max_penetration` asks it of any depth).
+    pub closed: bool,
 }
 
 impl MeshPose {
     pub fn new(collider: &Collider, time: f64) -> Option<MeshPose> {
         let mesh = collider.mesh.as_ref()?;
         let (vertex_corners, vertex_offsets) = corners_by_vertex(mesh);
+        let edges: Vec<([u32; 2], u32)> = {
+            let mut edges: Vec<([u32; 2], u32)> = (mesh.triangles.iter().enumerate())
+                .flat_map(|(t, &[a, b, c])| {
+                    [[a, b], [b, c], [c, a]].map(|[p, q]| ([p.min(q), p.max(q)], t as u32))
+                })
+                .collect();
+            edges.sort_unstable();
+            edges
+        };
+        let closed = (edges.chunk_by(|e, f| e.0 == f.0)).all(|beside| beside.len() == 2);
         let mut pose = MeshPose {
             start: Vec::new(),
             end: Vec::new(),
@@ -172,18 +187,8 @@ impl MeshPose {
             previous_end: Vec::new(),
             vertex_corners,
             vertex_offsets,
-            edges: {
-                let mut edges: Vec<([u32; 2], u32)> = mesh
-                    .triangles
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(t, &[a, b, c])| {
-                        [[a, b], [b, c], [c, a]].map(|[p, q]| ([p.min(q), p.max(q)], t as u32))
-                    })
-                    .collect();
-                edges.sort_unstable();
-                edges
-            },
+            edges,
+            closed,
         };
         pose.update(collider, time, time);
         Some(pose)
@@ -443,6 +448,26 @@ impl PosedCollider<'_> {
         let mesh = self.collider.mesh.as_ref()?;
         let hit = (pose.triangle_boxes.tree).closest(&pose.end, &mesh.triangles, p, reach)?;
         Some(self.mesh_contact(pose, mesh, p, hit))
+    }
+
+    /// How deep `p` is inside the collider's shape (0 outside; the contact margin is not
+    /// part of it), for `max_penetration`. A closed mesh is asked at any depth (a point
+    /// outside its box is outside it); an open mesh has no inside far from it, and is asked
+    /// within `reach` of its surface.
+    pub fn depth(&self, p: DVec3, reach: f64) -> f64 {
+        let reach = match self.mesh {
+            Some(pose) if pose.closed => {
+                let holds = (pose.triangle_boxes.tree.root_box())
+                    .is_none_or(|(lower, upper)| p.cmpge(lower).all() && p.cmple(upper).all());
+                if !holds {
+                    return 0.0;
+                }
+                f64::INFINITY
+            }
+            _ => reach,
+        };
+        self.distance(p, reach)
+            .map_or(0.0, |(d, _, _)| (-d).max(0.0))
     }
 
     /// Signed distance, outward normal and surface motion at `p` of a mesh whose nearest

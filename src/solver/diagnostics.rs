@@ -5,9 +5,13 @@
 //! Kinetic energy `Σ ½ m |v|²`; gravitational potential `−Σ m g · x` (zero at the origin);
 //! momentum `Σ m v` (free particles; pinned ones are held by the animation); residuals per kind
 //! `max |C|` and `sqrt(mean C²)` in the constraint's units (m, rad, m³); edge strain
-//! `|p1 − p2| / d − 1`, reported as the largest magnitude; penetration is how far a colliding
-//! particle, or a point of a cloth face or edge over a mesh collider's vertex or beside its
-//! edge ([`crate::collision::features`]), sits inside its contact margin; self-intersections are counted per object with
+//! `|p1 − p2| / d − 1`, reported as the largest magnitude; penetration is how deep a
+//! colliding surface went under a collider's or another object's surface, the contact margin
+//! not counted (docs/physics.md, "How deep a surface goes"): its free vertices, the points of
+//! its faces and edges over a mesh collider's vertices and beside its edges
+//! ([`crate::collision::features`]), its faces and edges against spheres, capsules and boxes
+//! ([`crate::collision::surface_depth`]), and its surface inside objects with a volume
+//! ([`crate::collision::inside_objects`]); self-intersections are counted per object with
 //! `self_collision` as crossing triangle pairs ([`CrossingPairs`], counted on every thread).
 //!
 //! The quality gates (`crate::gates`) need the object a figure comes from, so the largest
@@ -18,6 +22,7 @@
 use super::colouring::ConstraintBlock;
 use super::step::Solver;
 use crate::collision::intersections::CrossingPairs;
+use crate::collision::{surface_depth, Shape};
 use crate::constraints::Constraint;
 use crate::model::Model;
 use glam::DVec3;
@@ -272,9 +277,9 @@ pub fn measure(solver: &Solver) -> FrameDiagnostics {
     }
 }
 
-/// The particles' energies, momentum, fastest speed and deepest penetration of a collider,
-/// summed in fixed chunks joined in order, and per object the fastest speed and the deepest
-/// penetration (of a particle, or of a collider's surface through a cloth face).
+/// The particles' energies, momentum, fastest speed and deepest penetration, summed in fixed
+/// chunks joined in order, and per object the fastest speed and the deepest penetration (of a
+/// vertex, face or edge; see the module notes).
 fn particle_sums(solver: &Solver) -> (ParticleSums, Vec<[f64; 2]>) {
     let model = &solver.model;
     let p = &model.particles;
@@ -299,9 +304,7 @@ fn particle_sums(solver: &Solver) -> (ParticleSums, Vec<[f64; 2]>) {
                 if collides[i] {
                     for posed in &posed {
                         let margin = posed.collider.contact_margin(model.params.particle_radius);
-                        if let Some((distance, _, _)) = posed.distance(p.x[i], 2.0 * margin) {
-                            penetration = penetration.max(margin - distance);
-                        }
+                        penetration = penetration.max(posed.depth(p.x[i], 2.0 * margin));
                     }
                 }
             }
@@ -323,13 +326,76 @@ fn particle_sums(solver: &Solver) -> (ParticleSums, Vec<[f64; 2]>) {
         particle_parts.into_iter().map(|part| part.objects),
         model.objects.len(),
     );
-    // Surfaces, not only vertices: a collider's corner or edge through a cloth face.
+    // Surfaces, not only vertices: a collider's corner or edge through a cloth face, a face
+    // or an edge through a sphere, capsule or box, and a surface inside another object.
     for (particle, depth) in solver.surface_penetrations() {
         total.max_penetration = total.max_penetration.max(depth);
         let object = &mut particle_maxima[model.owner[particle] as usize][1];
         *object = object.max(depth);
     }
+    let inside_objects = crate::collision::inside_objects::depths(model);
+    for (maxima, depth) in (particle_maxima.iter_mut())
+        .zip(element_penetrations(solver).into_iter().zip(inside_objects))
+        .map(|(maxima, (element, inside))| (maxima, element.max(inside)))
+    {
+        total.max_penetration = total.max_penetration.max(depth);
+        maxima[1] = maxima[1].max(depth);
+    }
     (total, particle_maxima)
+}
+
+/// Per object, the deepest any of its faces or edges sits inside a sphere, capsule or box
+/// collider: `−min φ` over the element ([`surface_depth`]). A plane is exact at the
+/// vertices, which [`particle_sums`] measures; an element with a pinned corner is left out,
+/// as pinned vertices are (the animation holds it where the user put it).
+fn element_penetrations(solver: &Solver) -> Vec<f64> {
+    let model = &solver.model;
+    let (x, inv_mass) = (&model.particles.x, &model.particles.inv_mass);
+    let posed = solver.posed_colliders();
+    let bounded: Vec<_> = (posed.iter())
+        .filter_map(|p| Some((&p.shape, surface_depth::bounding_ball(&p.shape)?)))
+        .collect();
+    // The depth of an element with `corners`, its least distance from a shape given by
+    // `least`; shapes whose ball it does not reach are skipped.
+    let deepest = |corners: &[DVec3], least: &dyn Fn(&Shape) -> f64| {
+        let middle = corners.iter().sum::<DVec3>() / corners.len() as f64;
+        let size = (corners.iter()).fold(0.0f64, |m, p| m.max(p.distance(middle)));
+        (bounded.iter())
+            .filter(|(_, (centre, extent))| middle.distance(*centre) < size + extent)
+            .filter(|(shape, _)| surface_depth::lower_bound(shape, corners) < 0.0)
+            .fold(0.0f64, |m, (shape, _)| m.max(-least(shape)))
+    };
+    let free = |corners: &[u32]| corners.iter().all(|&i| inv_mass[i as usize] > 0.0);
+    let pool = solver.pool();
+    (model.objects.iter())
+        .map(|o| {
+            if !o.collide || bounded.is_empty() {
+                return 0.0;
+            }
+            let faces: Vec<[u32; 3]> = o.global_triangles().filter(|t| free(t)).collect();
+            let edges: Vec<[u32; 2]> = (o.topology.segments.iter())
+                .map(|s| s.map(|k| o.global(k) as u32))
+                .filter(|s| free(s))
+                .collect();
+            let face_parts = chunked(pool, faces.len(), |range| {
+                faces[range].iter().fold(0.0f64, |m, t| {
+                    let corners = t.map(|i| x[i as usize]);
+                    m.max(deepest(&corners, &|shape| {
+                        surface_depth::triangle_distance(shape, corners)
+                    }))
+                })
+            });
+            let edge_parts = chunked(pool, edges.len(), |range| {
+                edges[range].iter().fold(0.0f64, |m, s| {
+                    let corners = s.map(|i| x[i as usize]);
+                    m.max(deepest(&corners, &|shape| {
+                        surface_depth::segment_distance(shape, corners)
+                    }))
+                })
+            });
+            (face_parts.into_iter().chain(edge_parts)).fold(0.0, f64::max)
+        })
+        .collect()
 }
 
 /// The largest and the root-mean-square residual of each constraint kind the model has.
@@ -444,14 +510,14 @@ mod tests {
         let mut solver = solver(
             "[simulation]\nsubsteps = 4\n\
              [[object]]\nname = \"cloth\"\ngrid = { size = [1.0, 1.0], resolution = [6, 6] }\n\
-             translate = [0.0, 0.002, 0.0]\nvelocity = [0.0, -3.0, 0.0]\ndensity = 0.2\npin = [0]\n\
+             translate = [0.0, -0.003, 0.0]\nvelocity = [0.0, -3.0, 0.0]\ndensity = 0.2\npin = [0]\n\
              stretch = { compliance = 1e-2 }\n\
              [[object]]\nname = \"ball\"\nsphere = { radius = 0.2, subdivisions = 1 }\n\
              translate = [3.0, 1.0, 0.0]\nvelocity = [1.0, 0.0, 0.0]\ndensity = 0.2\n\
              stretch = {}\nvolume = { pressure = 1.5 }\n\
              [[collider]]\nname = \"ground\"\nshape = \"plane\"\n",
         );
-        // At the start the cloth sits 2 mm up, 3 mm inside its 5 mm contact margin.
+        // At the start the cloth sits 3 mm under the ground.
         let first = measure(&solver);
         assert!((first.objects["cloth"].max_penetration - 0.003).abs() < 1e-12);
         assert_eq!(

@@ -19,6 +19,7 @@ mod mesh_colliders;
 mod object_contacts;
 mod output_files;
 mod output_surfaces;
+mod penetration;
 mod physics;
 mod plasticity;
 mod previews;

@@ -267,8 +267,8 @@ fn issue_11_max_penetration_counts_a_corner_through_a_face() {
     // One large pinned cloth triangle, and a static pyramid whose apex pokes 1 cm up through
     // its middle while the triangle's corners are far outside the pyramid: every vertex is
     // clear, the surface is not. The face's point over the apex sits inside the pyramid by its
-    // distance to the nearest side plane, 0.01 · 0.1 / √(0.21² + 0.1²) = 4.30 mm, plus the
-    // 5 mm margin. Counting vertices only, it was 0.
+    // distance to the nearest side plane, 0.01 · 0.1 / √(0.21² + 0.1²) = 4.30 mm (the 5 mm
+    // contact margin is not part of the depth). Counting vertices only, it was 0.
     let ws = Workspace::new();
     ws.write("sheet.obj", "v -1 0 -1\nv 1 0 -1\nv 0 0 1\nf 1 3 2\n");
     ws.write(
@@ -281,7 +281,7 @@ fn issue_11_max_penetration_counts_a_corner_through_a_face() {
         [[collider]]\nname = \"pyramid\"\nshape = \"mesh\"\nmesh = \"pyramid.obj\"\n";
     ws.run_ok(scene, &["--no-output"]);
     let frames = frame_records(&ws.out());
-    let expected = 0.005 + 0.01 * 0.1 / (0.21f64 * 0.21 + 0.1 * 0.1).sqrt();
+    let expected = 0.01 * 0.1 / (0.21f64 * 0.21 + 0.1 * 0.1).sqrt();
     let depth = frames[0]["max_penetration"].as_f64().unwrap();
     assert!(
         (depth - expected).abs() < 1e-9,

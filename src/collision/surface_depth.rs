@@ -1,0 +1,414 @@
+//! How deep a face or an edge of a surface reaches into an analytic collider: the smallest
+//! signed distance `φ` of the collider's shape over the element. With it `max_penetration`
+//! measures the deepest point of a surface, not only its vertices (SPEC §5: "edges and faces
+//! included"); issue 11 did the same for mesh colliders' corners and edges
+//! ([`super::features`]).
+//!
+//! - Plane: `φ` is linear along the element, so its least value is at a corner.
+//! - Sphere: `φ = |p − c| − R`, least at the element's point nearest the centre (Ericson,
+//!   *Real-Time Collision Detection*, 2005, §5.1.5 for a triangle).
+//! - Capsule: `φ = dist(p, a–b) − R`, least where the element comes closest to the axis:
+//!   0 when the axis passes through a triangle, otherwise the nearest of the axis's ends to
+//!   the triangle and of the triangle's sides to the axis (the closest points of two convex
+//!   sets lie on a vertex–face or an edge–edge pair).
+//! - Box (`q` in the box's frame, `h` its half extents): inside, `φ(q) = max_k (|q_k| − h_k)`
+//!   is the largest of the six affine pieces `±q_k − h_k`. Its least value over the element
+//!   is a linear program, whose optimum lies on a vertex of the element's subdivision by the
+//!   equalities of pieces: a corner, a point of a side where two pieces are equal, or (for a
+//!   triangle) a point inside where three are. Every such point is clamped into the element
+//!   and `φ` evaluated there, so the answer is always `φ` of a point of the element, never
+//!   less than the true least value and equal to it up to rounding. When it is positive the
+//!   element misses the box, and `φ` there is its distance from the box: the least over the
+//!   element's corners, the box's corners against a triangle, and the box's twelve edges
+//!   against the element's sides.
+//!
+//! Mesh colliders are measured by [`super::features`]; [`triangle_distance`] and
+//! [`segment_distance`] answer `+∞` for them.
+
+use super::bvh::closest_on_triangle;
+use super::edge_edge;
+use super::intersections::segment_crosses_triangle;
+use super::Shape;
+use glam::DVec3;
+
+/// The least signed distance from `shape` over triangle `t` (negative: part of the
+/// triangle is inside the shape).
+pub fn triangle_distance(shape: &Shape, t: [DVec3; 3]) -> f64 {
+    deepest_on_triangle(shape, t).0
+}
+
+/// [`triangle_distance`], and the barycentric weights of a point of `t` where it is reached
+/// (the sample a face contact pushes out, [`super::features`]).
+pub fn deepest_on_triangle(shape: &Shape, t: [DVec3; 3]) -> (f64, [f64; 3]) {
+    match *shape {
+        Shape::Plane { .. } => {
+            let mut least = Least::default();
+            for (k, &p) in t.iter().enumerate() {
+                least.offer(shape.signed_distance(p).0, corner(k));
+            }
+            least.into()
+        }
+        Shape::Sphere { center, radius } => {
+            let (point, weights) = closest_on_triangle(center, t[0], t[1], t[2]);
+            (point.distance(center) - radius, weights)
+        }
+        Shape::Capsule { a, b, radius } => {
+            let (distance, weights) = segment_triangle_closest([a, b], t);
+            (distance - radius, weights)
+        }
+        Shape::Box {
+            center,
+            rotation,
+            half,
+        } => {
+            let local = t.map(|p| rotation.transpose() * (p - center));
+            // Wholly beyond one face's plane (a positive lower bound): it misses the box,
+            // and the linear program can be skipped.
+            if box_lower_bound(half, local.iter().copied()) > 0.0 {
+                return box_triangle_gap(half, local).into();
+            }
+            let inside = least_inside_on_triangle(half, local);
+            if inside.value <= 0.0 {
+                inside.into()
+            } else {
+                box_triangle_gap(half, local).into()
+            }
+        }
+        Shape::Mesh => (f64::INFINITY, corner(0)),
+    }
+}
+
+/// The least value offered so far and the weights of the point it was found at (the first
+/// offered of equal values, so the answer does not depend on rounding ties' order).
+struct Least {
+    value: f64,
+    weights: [f64; 3],
+}
+
+impl Default for Least {
+    fn default() -> Least {
+        Least {
+            value: f64::INFINITY,
+            weights: corner(0),
+        }
+    }
+}
+
+impl Least {
+    fn offer(&mut self, value: f64, weights: [f64; 3]) {
+        if value < self.value {
+            *self = Least { value, weights };
+        }
+    }
+}
+
+impl From<Least> for (f64, [f64; 3]) {
+    fn from(least: Least) -> (f64, [f64; 3]) {
+        (least.value, least.weights)
+    }
+}
+
+/// The weights of corner `k`.
+fn corner(k: usize) -> [f64; 3] {
+    let mut weights = [0.0; 3];
+    weights[k] = 1.0;
+    weights
+}
+
+/// The weights of the point at `s` along side `k` (from corner `k` to corner `k + 1`).
+fn on_side(k: usize, s: f64) -> [f64; 3] {
+    let mut weights = [0.0; 3];
+    weights[k] = 1.0 - s;
+    weights[(k + 1) % 3] = s;
+    weights
+}
+
+/// The least signed distance from `shape` over segment `s`.
+pub fn segment_distance(shape: &Shape, s: [DVec3; 2]) -> f64 {
+    match *shape {
+        Shape::Plane { .. } => corners_distance(shape, &s),
+        Shape::Sphere { center, radius } => point_segment_distance(center, s) - radius,
+        Shape::Capsule { a, b, radius } => edge_edge::segment_distance(s[0], s[1], a, b) - radius,
+        Shape::Box {
+            center,
+            rotation,
+            half,
+        } => {
+            let local = s.map(|p| rotation.transpose() * (p - center));
+            let least = least_inside_on_segment(half, local);
+            if least <= 0.0 {
+                least
+            } else {
+                box_segment_gap(half, local)
+            }
+        }
+        Shape::Mesh => f64::INFINITY,
+    }
+}
+
+/// Whether the least of `φ` over triangle `t` is surely at one of its corners, where the
+/// vertex contacts already hold it: a box with all three corners beyond the same face and
+/// within that face's outline (in that prism `φ` is the height over the face, linear, and
+/// the prism is convex, so it holds the whole triangle). A cheap test that spares the linear
+/// program for the faces lying on a box's side, which are most of those near it.
+pub fn least_at_a_corner(shape: &Shape, t: [DVec3; 3]) -> bool {
+    let Shape::Box {
+        center,
+        rotation,
+        half,
+    } = *shape
+    else {
+        return false;
+    };
+    // The face a point is over: (axis, side), when exactly one coordinate is out.
+    let face_over = |p: DVec3| {
+        let q = rotation.transpose() * (p - center);
+        let out = (q.abs() - half).cmpgt(DVec3::ZERO).bitmask();
+        let k = out.trailing_zeros() as usize;
+        (out.count_ones() == 1).then(|| (k, q[k] > 0.0))
+    };
+    let first = face_over(t[0]);
+    first.is_some() && face_over(t[1]) == first && face_over(t[2]) == first
+}
+
+/// A value `φ` is at least everywhere on the element with `corners`, cheap to find. For a
+/// box, the largest over its six affine pieces of the piece's least value at the corners
+/// (outside as inside, `φ ≥ max_j f_j`, and each `f_j` is linear, least at a corner). For a
+/// sphere or capsule, the distance from its centre or axis to the element's middle, less the
+/// radius of a ball about the middle holding the element and the shape's radius. The
+/// searches skip elements whose bound is beyond their reach before the exact answer.
+pub fn lower_bound(shape: &Shape, corners: &[DVec3]) -> f64 {
+    let middle = || corners.iter().sum::<DVec3>() / corners.len() as f64;
+    let size = |middle: DVec3| (corners.iter()).fold(0.0f64, |m, p| m.max(p.distance(middle)));
+    match *shape {
+        Shape::Box {
+            center,
+            rotation,
+            half,
+        } => {
+            let local = (corners.iter()).map(|&p| rotation.transpose() * (p - center));
+            box_lower_bound(half, local)
+        }
+        Shape::Sphere { center, radius } => {
+            let middle = middle();
+            middle.distance(center) - size(middle) - radius
+        }
+        Shape::Capsule { a, b, radius } => {
+            let middle = middle();
+            point_segment_distance(middle, [a, b]) - size(middle) - radius
+        }
+        Shape::Plane { .. } | Shape::Mesh => f64::NEG_INFINITY,
+    }
+}
+
+/// [`lower_bound`] of a box, for corners in its frame.
+fn box_lower_bound(half: DVec3, corners: impl Iterator<Item = DVec3>) -> f64 {
+    let mut least = [f64::INFINITY; 6];
+    for p in corners {
+        for (l, f) in least.iter_mut().zip(pieces(half, p)) {
+            *l = l.min(f);
+        }
+    }
+    least.into_iter().fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// A ball holding the shape (centre and radius), for a quick test of which elements may
+/// reach it; `None` for the unbounded shapes (a plane, a mesh).
+pub fn bounding_ball(shape: &Shape) -> Option<(DVec3, f64)> {
+    match *shape {
+        Shape::Sphere { center, radius } => Some((center, radius)),
+        Shape::Capsule { a, b, radius } => Some(((a + b) * 0.5, 0.5 * a.distance(b) + radius)),
+        Shape::Box { center, half, .. } => Some((center, half.length())),
+        Shape::Plane { .. } | Shape::Mesh => None,
+    }
+}
+
+/// The least of the shape's signed distances at `corners`.
+fn corners_distance(shape: &Shape, corners: &[DVec3]) -> f64 {
+    (corners.iter()).fold(f64::INFINITY, |m, &p| m.min(shape.signed_distance(p).0))
+}
+
+/// Distance from `p` to segment `s`.
+fn point_segment_distance(p: DVec3, [a, b]: [DVec3; 2]) -> f64 {
+    let d = b - a;
+    let t = if d.length_squared() > 0.0 {
+        ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (a + d * t).distance(p)
+}
+
+/// Distance between segment `a–b` and triangle `t`, and the weights of the triangle's point
+/// nearest the segment.
+fn segment_triangle_closest([a, b]: [DVec3; 2], t: [DVec3; 3]) -> (f64, [f64; 3]) {
+    if segment_crosses_triangle(a, b, t) {
+        // Where the segment meets the triangle's plane: inside the triangle.
+        let n = (t[1] - t[0]).cross(t[2] - t[0]);
+        let (da, db) = (n.dot(a - t[0]), n.dot(b - t[0]));
+        let hit = a + (b - a) * (da / (da - db));
+        return (0.0, closest_on_triangle(hit, t[0], t[1], t[2]).1);
+    }
+    let mut least = Least::default();
+    for end in [a, b] {
+        let (point, weights) = closest_on_triangle(end, t[0], t[1], t[2]);
+        least.offer(point.distance(end), weights);
+    }
+    for (k, [p, q]) in sides(&t).enumerate() {
+        let (s, u) = edge_edge::closest_parameters(p, q, a, b);
+        least.offer((p.lerp(q, s)).distance(a.lerp(b, u)), on_side(k, s));
+    }
+    least.into()
+}
+
+/// The sides of triangle `t`.
+fn sides(t: &[DVec3; 3]) -> impl Iterator<Item = [DVec3; 2]> + '_ {
+    (0..3).map(move |k| [t[k], t[(k + 1) % 3]])
+}
+
+/// The six affine pieces of an axis-aligned box's inside distance at `q`: `q_k − h_k` and
+/// `−q_k − h_k` for each axis.
+fn pieces(half: DVec3, q: DVec3) -> [f64; 6] {
+    [
+        q.x - half.x,
+        -q.x - half.x,
+        q.y - half.y,
+        -q.y - half.y,
+        q.z - half.z,
+        -q.z - half.z,
+    ]
+}
+
+/// `max_k (|q_k| − h_k)`: the signed distance inside the box, and a lower bound outside.
+fn inside_distance(half: DVec3, q: DVec3) -> f64 {
+    (q.abs() - half).max_element()
+}
+
+/// Distance from the box to a point outside it.
+fn outside_distance(half: DVec3, q: DVec3) -> f64 {
+    (q.abs() - half).max(DVec3::ZERO).length()
+}
+
+/// Along the segment `p → q`, the parameters in [0, 1] where two pieces are equal.
+fn equal_pieces_on_side(half: DVec3, [p, q]: [DVec3; 2]) -> impl Iterator<Item = f64> {
+    let (from, to) = (pieces(half, p), pieces(half, q));
+    (0..6).flat_map(move |i| {
+        (i + 1..6).filter_map(move |j| {
+            // f_i(s) − f_j(s) = (from_i − from_j) + s · (slope_i − slope_j) = 0.
+            let offset = from[i] - from[j];
+            let slope = (to[i] - from[i]) - (to[j] - from[j]);
+            (slope != 0.0).then(|| (-offset / slope).clamp(0.0, 1.0))
+        })
+    })
+}
+
+/// The least of [`inside_distance`] over segment `s` (box frame).
+fn least_inside_on_segment(half: DVec3, s: [DVec3; 2]) -> f64 {
+    let ends = inside_distance(half, s[0]).min(inside_distance(half, s[1]));
+    equal_pieces_on_side(half, s).fold(ends, |m, t| {
+        m.min(inside_distance(half, s[0].lerp(s[1], t)))
+    })
+}
+
+/// The least of [`inside_distance`] over triangle `t` (box frame): at its corners, where two
+/// pieces are equal on a side, and where three are equal inside.
+fn least_inside_on_triangle(half: DVec3, t: [DVec3; 3]) -> Least {
+    let mut least = Least::default();
+    for (k, &p) in t.iter().enumerate() {
+        least.offer(inside_distance(half, p), corner(k));
+    }
+    for (k, [p, q]) in sides(&t).enumerate() {
+        for s in equal_pieces_on_side(half, [p, q]) {
+            least.offer(inside_distance(half, p.lerp(q, s)), on_side(k, s));
+        }
+    }
+    // f_i(u, v) = c_i + u · a_i + v · b_i over t0 + u (t1 − t0) + v (t2 − t0).
+    let at = t.map(|p| pieces(half, p));
+    let (a, b): ([f64; 6], [f64; 6]) = (
+        std::array::from_fn(|i| at[1][i] - at[0][i]),
+        std::array::from_fn(|i| at[2][i] - at[0][i]),
+    );
+    let c = at[0];
+    for i in 0..6 {
+        for j in i + 1..6 {
+            for k in j + 1..6 {
+                // f_i = f_j and f_j = f_k, by Cramer's rule.
+                let (a1, b1, r1) = (a[i] - a[j], b[i] - b[j], c[j] - c[i]);
+                let (a2, b2, r2) = (a[j] - a[k], b[j] - b[k], c[k] - c[j]);
+                let det = a1 * b2 - a2 * b1;
+                if det == 0.0 {
+                    continue;
+                }
+                let (u, v) = ((r1 * b2 - r2 * b1) / det, (a1 * r2 - a2 * r1) / det);
+                let (u, v) = clamp_to_triangle(u, v);
+                let p = t[0] + (t[1] - t[0]) * u + (t[2] - t[0]) * v;
+                least.offer(inside_distance(half, p), [1.0 - u - v, u, v]);
+            }
+        }
+    }
+    least
+}
+
+/// The nearest point of the parameter triangle `u, v ≥ 0, u + v ≤ 1` along the way back: a
+/// point of the triangle whatever rounding did (NaN parameters from a degenerate triangle
+/// become its first corner).
+fn clamp_to_triangle(u: f64, v: f64) -> (f64, f64) {
+    let (u, v) = (u.max(0.0), v.max(0.0)); // max turns NaN into 0
+    let sum = u + v;
+    if sum > 1.0 {
+        (u / sum, v / sum)
+    } else {
+        (u, v)
+    }
+}
+
+/// The box's twelve edges (box frame).
+fn box_edges(half: DVec3) -> impl Iterator<Item = [DVec3; 2]> {
+    (0..3).flat_map(move |axis| {
+        (0..4).map(move |signs| {
+            let mut corner = -half;
+            let others = [(axis + 1) % 3, (axis + 2) % 3];
+            for (bit, &k) in others.iter().enumerate() {
+                if signs & (1 << bit) != 0 {
+                    corner[k] = half[k];
+                }
+            }
+            let mut end = corner;
+            end[axis] = half[axis];
+            [corner, end]
+        })
+    })
+}
+
+/// Distance between the box and a segment that misses it (box frame).
+fn box_segment_gap(half: DVec3, s: [DVec3; 2]) -> f64 {
+    let ends = outside_distance(half, s[0]).min(outside_distance(half, s[1]));
+    box_edges(half).fold(ends, |m, [p, q]| {
+        m.min(edge_edge::segment_distance(p, q, s[0], s[1]))
+    })
+}
+
+/// Distance between the box and a triangle that misses it (box frame), and where on the
+/// triangle it is reached.
+fn box_triangle_gap(half: DVec3, t: [DVec3; 3]) -> Least {
+    let mut least = Least::default();
+    for (k, &p) in t.iter().enumerate() {
+        least.offer(outside_distance(half, p), corner(k));
+    }
+    for box_corner in 0..8 {
+        let pick = |bit: usize, h: f64| if box_corner & (1 << bit) != 0 { h } else { -h };
+        let p = DVec3::new(pick(0, half.x), pick(1, half.y), pick(2, half.z));
+        let (point, weights) = closest_on_triangle(p, t[0], t[1], t[2]);
+        least.offer(point.distance(p), weights);
+    }
+    for [p, q] in box_edges(half) {
+        for (k, [a, b]) in sides(&t).enumerate() {
+            let (s, u) = edge_edge::closest_parameters(a, b, p, q);
+            least.offer((a.lerp(b, s)).distance(p.lerp(q, u)), on_side(k, s));
+        }
+    }
+    least
+}
+
+#[cfg(test)]
+mod tests;
