@@ -5,7 +5,7 @@
 use super::{FeatureContacts, Pair};
 use crate::collision::bvh::{bounds, boxes_overlap, swept_bounds};
 use crate::collision::wide_bvh::WalkStack;
-use crate::collision::{MeshGeometry, MeshPose, PosedCollider};
+use crate::collision::{surface_depth, MeshGeometry, MeshPose, PosedCollider};
 use crate::solver::parallel::share;
 use glam::DVec3;
 use std::ops::Range;
@@ -102,7 +102,7 @@ impl FeatureContacts {
     /// triangle's three, or an edge's two with the first repeated.
     fn particles_of(&self, pair: Pair) -> [u32; 3] {
         match pair {
-            Pair::VertexTriangle(_, _, t) => self.triangles[t as usize],
+            Pair::VertexTriangle(_, _, t) | Pair::ShapeFace(_, t) => self.triangles[t as usize],
             Pair::EdgeEdge(_, _, f) => {
                 let [a, b] = self.edges[f as usize];
                 [a, b, a]
@@ -169,6 +169,51 @@ impl FeatureContacts {
         for mesh in meshes {
             self.search_triangles(&mesh, (x, x_prev), triangles.clone(), out);
             self.search_edges(&mesh, (x, x_prev), (triangles.clone(), edges.clone()), out);
+        }
+        for (c, collider) in posed.iter().enumerate() {
+            if collider.mesh.is_none() {
+                self.search_shape(c, collider, (x, x_prev), margin(c), triangles.clone(), out);
+            }
+        }
+    }
+
+    /// The face pairs of analytic collider `c` (a sphere, capsule or box; nothing for a
+    /// plane) and the cloth triangles `triangles`: those whose swept box, grown by twice the
+    /// contact distance `margin` and by how far the shape moved, meets the ball holding the
+    /// shape, and whose deepest point is within reach of it
+    /// ([`FeatureContacts::shape_sample`]).
+    fn search_shape(
+        &self,
+        c: usize,
+        collider: &PosedCollider,
+        (x, x_prev): (&[DVec3], &[DVec3]),
+        margin: f64,
+        triangles: Range<usize>,
+        out: &mut SearchChunk,
+    ) {
+        let Some((centre, extent)) = surface_depth::bounding_ball(&collider.shape) else {
+            return;
+        };
+        // The shape moves rigidly: its points' motion is largest at a corner of a box
+        // holding it.
+        let shape_motion = (0..8)
+            .map(|k| {
+                let pick = |bit: usize| if k & (1 << bit) != 0 { extent } else { -extent };
+                let corner = centre + DVec3::new(pick(0), pick(1), pick(2));
+                collider.surface_motion(corner).length()
+            })
+            .fold(0.0f64, f64::max);
+        let reach = 2.0 * margin + shape_motion;
+        for (t, &triangle) in triangles.clone().zip(&self.triangles[triangles]) {
+            let swept = swept_bounds(triangle, x, x_prev, 0.0);
+            let nearest = centre.clamp(swept.0, swept.1);
+            if nearest.distance(centre) > extent + reach {
+                continue;
+            }
+            let margin = Pair::ShapeFace(c as u32, t as u32).margin(margin);
+            if (self.shape_sample(c as u32, t as u32, collider, x, x_prev, margin)).is_some() {
+                out.segments[2 * c].push(Pair::ShapeFace(c as u32, t as u32));
+            }
         }
     }
 
