@@ -140,7 +140,8 @@ fn edges_of(triangles: &[[u32; 3]]) -> EdgeTable {
 }
 
 impl FeatureContacts {
-    /// The surfaces of the model's colliding objects against its mesh colliders.
+    /// The surfaces of the model's colliding objects against its mesh colliders, spheres,
+    /// capsules and boxes.
     pub fn new(model: &Model) -> FeatureContacts {
         // Mesh colliders, and spheres, capsules and boxes (a plane is flat: the vertices
         // hold every face).
@@ -191,7 +192,7 @@ impl FeatureContacts {
         }
     }
 
-    /// Whether there is anything to do: colliding cloth and a mesh collider.
+    /// Whether there is anything to do: colliding cloth and a mesh, sphere, capsule or box.
     pub fn is_empty(&self) -> bool {
         self.triangles.is_empty()
     }

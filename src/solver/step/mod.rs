@@ -406,7 +406,8 @@ struct Frame<'a> {
     has_particle_contacts: bool,
     /// Written by thread 0 only; all threads read it while they search for candidates.
     particle_contacts: &'a RwLock<ParticleContacts>,
-    /// Whether `feature_contacts` has anything to do (colliding cloth and a mesh collider).
+    /// Whether `feature_contacts` has anything to do (colliding cloth and a collider other
+    /// than a plane).
     has_feature_contacts: bool,
     /// Searched by every thread in chunks and joined by thread 0; solved colour by colour
     /// on every thread.
