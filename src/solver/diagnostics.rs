@@ -352,24 +352,23 @@ fn element_penetrations(solver: &Solver) -> Vec<f64> {
     let model = &solver.model;
     let (x, inv_mass) = (&model.particles.x, &model.particles.inv_mass);
     let posed = solver.posed_colliders();
-    let bounded: Vec<_> = (posed.iter())
-        .filter_map(|p| Some((&p.shape, surface_depth::bounding_ball(&p.shape)?)))
+    // Spheres, capsules and boxes: the shapes with a ball around them.
+    let shapes: Vec<&Shape> = (posed.iter())
+        .map(|p| &p.shape)
+        .filter(|&shape| surface_depth::bounding_ball(shape).is_some())
         .collect();
     // The depth of an element with `corners`, its least distance from a shape given by
-    // `least`; shapes whose ball it does not reach are skipped.
+    // `least`; shapes it cannot enter by their lower bound are skipped.
     let deepest = |corners: &[DVec3], least: &dyn Fn(&Shape) -> f64| {
-        let middle = corners.iter().sum::<DVec3>() / corners.len() as f64;
-        let size = (corners.iter()).fold(0.0f64, |m, p| m.max(p.distance(middle)));
-        (bounded.iter())
-            .filter(|(_, (centre, extent))| middle.distance(*centre) < size + extent)
-            .filter(|(shape, _)| surface_depth::lower_bound(shape, corners) < 0.0)
-            .fold(0.0f64, |m, (shape, _)| m.max(-least(shape)))
+        (shapes.iter())
+            .filter(|&&shape| surface_depth::lower_bound(shape, corners) < 0.0)
+            .fold(0.0f64, |m, &shape| m.max(-least(shape)))
     };
     let free = |corners: &[u32]| corners.iter().all(|&i| inv_mass[i as usize] > 0.0);
     let pool = solver.pool();
     (model.objects.iter())
         .map(|o| {
-            if !o.collide || bounded.is_empty() {
+            if !o.collide || shapes.is_empty() {
                 return 0.0;
             }
             let faces: Vec<[u32; 3]> = o.global_triangles().filter(|t| free(t)).collect();
