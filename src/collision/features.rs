@@ -275,9 +275,6 @@ impl FeatureContacts {
     ) -> Option<Sample> {
         let triangle = self.triangles[t as usize];
         let corners = triangle.map(|k| x.position(k as usize));
-        if surface_depth::least_at_a_corner(&collider.shape, corners) {
-            return None;
-        }
         // No point of the triangle moved farther than its farthest corner, nor did the
         // shape's surface (a rigid motion is affine): beyond this bound it cannot reach.
         let most_moved = (0..3)
@@ -286,10 +283,11 @@ impl FeatureContacts {
                 now.distance(before) + collider.surface_motion(now).length()
             })
             .fold(0.0f64, f64::max);
-        if surface_depth::lower_bound(&collider.shape, &corners) > 2.0 * margin + most_moved {
-            return None;
-        }
-        let (least, weights) = surface_depth::deepest_on_triangle(&collider.shape, corners);
+        let (least, weights) = surface_depth::deepest_on_triangle(
+            &collider.shape,
+            corners,
+            2.0 * margin + most_moved,
+        )?;
         if weights.contains(&1.0) {
             return None; // at a vertex, which its own contact holds
         }

@@ -414,8 +414,17 @@ impl Collider {
 }
 
 impl PosedCollider<'_> {
-    /// How far the collider's surface point at `p` moved during the substep.
+    /// Whether the collider has an animation (without one, its surface never moves).
+    pub fn moves(&self) -> bool {
+        self.collider.animation.is_some()
+    }
+
+    /// How far the collider's surface point at `p` moved during the substep (exactly zero,
+    /// without the three pose products, for a collider without animation).
     pub fn surface_motion(&self, p: DVec3) -> DVec3 {
+        if !self.moves() {
+            return DVec3::ZERO;
+        }
         p - self.start.apply(self.end.invert(p))
     }
 
@@ -438,12 +447,7 @@ impl PosedCollider<'_> {
     pub fn distance(&self, p: DVec3, reach: f64) -> Option<(f64, DVec3, DVec3)> {
         let Some(pose) = self.mesh else {
             let (distance, normal) = self.shape.signed_distance(p);
-            let motion = if self.collider.animation.is_some() {
-                self.surface_motion(p)
-            } else {
-                DVec3::ZERO
-            };
-            return Some((distance, normal, motion));
+            return Some((distance, normal, self.surface_motion(p)));
         };
         let mesh = self.collider.mesh.as_ref()?;
         let hit = (pose.triangle_boxes.tree).closest(&pose.end, &mesh.triangles, p, reach)?;

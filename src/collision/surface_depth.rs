@@ -29,18 +29,33 @@ use super::bvh::closest_on_triangle;
 use super::edge_edge;
 use super::intersections::segment_crosses_triangle;
 use super::Shape;
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
 /// The least signed distance from `shape` over triangle `t` (negative: part of the
 /// triangle is inside the shape).
 pub fn triangle_distance(shape: &Shape, t: [DVec3; 3]) -> f64 {
-    deepest_on_triangle(shape, t).0
+    deepest_on_triangle(shape, t, f64::INFINITY).map_or(f64::INFINITY, |(least, _)| least)
 }
 
-/// [`triangle_distance`], and the barycentric weights of a point of `t` where it is reached
-/// (the sample a face contact pushes out, [`super::features`]).
-pub fn deepest_on_triangle(shape: &Shape, t: [DVec3; 3]) -> (f64, [f64; 3]) {
-    match *shape {
+/// How deep triangle `t` reaches into `shape`: `−φ` at its deepest point, 0 when it stays
+/// outside (`max_penetration`; the gap outside is not worked out).
+pub fn triangle_depth(shape: &Shape, t: [DVec3; 3]) -> f64 {
+    deepest_on_triangle(shape, t, 0.0).map_or(0.0, |(least, _)| (-least).max(0.0))
+}
+
+/// How deep segment `s` reaches into `shape`, as [`triangle_depth`].
+pub fn segment_depth(shape: &Shape, s: [DVec3; 2]) -> f64 {
+    (-segment_distance(shape, s)).max(0.0)
+}
+
+/// [`triangle_distance`] and the barycentric weights of a point of `t` where it is reached
+/// (the sample a face contact pushes out, [`super::features`]), when it is at most `cutoff`;
+/// `None` when the whole triangle is farther than `cutoff` from the shape. The cutoff spares
+/// work, never changes an answer within it: pieces and features that cannot be nearer than
+/// it are not tried (docs/benchmarks.md, "Face contacts: only the box's pieces and features
+/// within reach").
+pub fn deepest_on_triangle(shape: &Shape, t: [DVec3; 3], cutoff: f64) -> Option<(f64, [f64; 3])> {
+    let (least, weights) = match *shape {
         Shape::Plane { .. } => {
             let mut least = Least::default();
             for (k, &p) in t.iter().enumerate() {
@@ -53,29 +68,96 @@ pub fn deepest_on_triangle(shape: &Shape, t: [DVec3; 3]) -> (f64, [f64; 3]) {
             (point.distance(center) - radius, weights)
         }
         Shape::Capsule { a, b, radius } => {
+            if lower_bound(shape, &t) > cutoff {
+                return None;
+            }
             let (distance, weights) = segment_triangle_closest([a, b], t);
             (distance - radius, weights)
         }
-        Shape::Box {
-            center,
-            rotation,
-            half,
-        } => {
-            let local = t.map(|p| rotation.transpose() * (p - center));
+        Shape::Box { half, .. } => {
+            let frame = BoxFrame::of(shape).expect("a box");
+            let local = t.map(|p| frame.local(p));
+            let bound = box_lower_bound(half, local.iter().copied());
+            if bound > cutoff {
+                return None;
+            }
+            if let Some(at_a_corner) = least_at_a_corner(half, &local) {
+                return at_a_corner.within(cutoff);
+            }
             // Wholly beyond one face's plane (a positive lower bound): it misses the box,
             // and the linear program can be skipped.
-            if box_lower_bound(half, local.iter().copied()) > 0.0 {
-                return box_triangle_gap(half, local).into();
+            if bound > 0.0 {
+                return box_triangle_gap(half, local, cutoff).within(cutoff);
             }
             let inside = least_inside_on_triangle(half, local);
             if inside.value <= 0.0 {
                 inside.into()
+            } else if inside.value > cutoff {
+                // Outside, the inside distance is a lower bound of the gap.
+                return None;
             } else {
-                box_triangle_gap(half, local).into()
+                box_triangle_gap(half, local, cutoff).into()
             }
         }
-        Shape::Mesh => (f64::INFINITY, corner(0)),
+        Shape::Mesh => return None,
+    };
+    (least <= cutoff).then_some((least, weights))
+}
+
+/// A box collider's frame: its centre, the turn into its axes and its half extents.
+/// [`deepest_on_triangle`] turns a face's corners into it; the face search turns each
+/// particle once instead, for [`box_face_may_sample`] (a particle is a corner of about six
+/// faces).
+#[derive(Debug, Clone, Copy)]
+pub struct BoxFrame {
+    center: DVec3,
+    to_local: DMat3,
+    pub half: DVec3,
+}
+
+impl BoxFrame {
+    /// The frame of `shape` when it is a box.
+    pub fn of(shape: &Shape) -> Option<BoxFrame> {
+        match *shape {
+            Shape::Box {
+                center,
+                rotation,
+                half,
+            } => Some(BoxFrame {
+                center,
+                to_local: rotation.transpose(),
+                half,
+            }),
+            _ => None,
+        }
     }
+
+    /// Point `p` in the box's frame.
+    pub fn local(&self, p: DVec3) -> DVec3 {
+        self.to_local * (p - self.center)
+    }
+}
+
+/// Whether a face with corners `local` (in the box's frame, [`BoxFrame::local`]) may have its
+/// deepest point off its corners and within `cutoff`: `false` only where
+/// [`deepest_on_triangle`] with that cutoff answers nothing or a corner, found from the
+/// lower bound and the one-face prism alone.
+pub fn box_face_may_sample(half: DVec3, local: &[DVec3; 3], cutoff: f64) -> bool {
+    box_lower_bound(half, local.iter().copied()) <= cutoff
+        && least_at_a_corner(half, local).is_none()
+}
+
+/// Whether a face with corners `t`, at signed distances `corner_distances` from a shape, may
+/// come within `cutoff` of it. Signed distances are 1-Lipschitz, and every point `p` of a
+/// triangle is within `ℓ/√3` of a corner (`ℓ` its longest side: of the three angles the
+/// corners make at `p`, one is at least 120°, and the side it faces is then at least `√3`
+/// times the shorter of its two legs), so `φ ≥ min_k φ_k − ℓ/√3` on the face. A nanometre
+/// is spared for rounding. The face search's cheap first test for spheres and capsules.
+pub fn face_may_reach(corner_distances: [f64; 3], t: [DVec3; 3], cutoff: f64) -> bool {
+    let least = corner_distances.into_iter().fold(f64::INFINITY, f64::min);
+    let beyond = least - cutoff - 1e-9;
+    let longest_squared = sides(&t).fold(0.0f64, |m, [p, q]| m.max(p.distance_squared(q)));
+    !(beyond > 0.0 && 3.0 * beyond * beyond > longest_squared)
 }
 
 /// The least value offered so far and the weights of the point it was found at (the first
@@ -99,6 +181,13 @@ impl Least {
         if value < self.value {
             *self = Least { value, weights };
         }
+    }
+}
+
+impl Least {
+    /// The value and its weights when the value is at most `cutoff`.
+    fn within(self, cutoff: f64) -> Option<(f64, [f64; 3])> {
+        (self.value <= cutoff).then_some((self.value, self.weights))
     }
 }
 
@@ -146,29 +235,27 @@ pub fn segment_distance(shape: &Shape, s: [DVec3; 2]) -> f64 {
     }
 }
 
-/// Whether the least of `φ` over triangle `t` is surely at one of its corners, where the
-/// vertex contacts already hold it: a box with all three corners beyond the same face and
-/// within that face's outline (in that prism `φ` is the height over the face, linear, and
-/// the prism is convex, so it holds the whole triangle). A cheap test that spares the linear
-/// program for the faces lying on a box's side, which are most of those near it.
-pub fn least_at_a_corner(shape: &Shape, t: [DVec3; 3]) -> bool {
-    let Shape::Box {
-        center,
-        rotation,
-        half,
-    } = *shape
-    else {
-        return false;
-    };
+/// The corner of triangle `t` (box frame) where `φ` is least, when that is sure without the
+/// linear program: all three corners beyond the same face of the box and within that face's
+/// outline. In that prism `φ` is the height over the face, linear, and the prism is convex,
+/// so it holds the whole triangle. Most faces near a box lie on one of its sides; their
+/// least is at a corner, which the face contacts leave to that vertex's own contact.
+fn least_at_a_corner(half: DVec3, t: &[DVec3; 3]) -> Option<Least> {
     // The face a point is over: (axis, side), when exactly one coordinate is out.
-    let face_over = |p: DVec3| {
-        let q = rotation.transpose() * (p - center);
+    let face_over = |q: DVec3| {
         let out = (q.abs() - half).cmpgt(DVec3::ZERO).bitmask();
         let k = out.trailing_zeros() as usize;
         (out.count_ones() == 1).then(|| (k, q[k] > 0.0))
     };
-    let first = face_over(t[0]);
-    first.is_some() && face_over(t[1]) == first && face_over(t[2]) == first
+    let first = face_over(t[0])?;
+    if face_over(t[1]) != Some(first) || face_over(t[2]) != Some(first) {
+        return None;
+    }
+    let mut least = Least::default();
+    for (k, &q) in t.iter().enumerate() {
+        least.offer(q[first.0].abs() - half[first.0], corner(k));
+    }
+    Some(least)
 }
 
 /// A value `φ` is at least everywhere on the element with `corners`, cheap to find. For a
@@ -289,49 +376,90 @@ fn outside_distance(half: DVec3, q: DVec3) -> f64 {
     (q.abs() - half).max(DVec3::ZERO).length()
 }
 
-/// Along the segment `p → q`, the parameters in [0, 1] where two pieces are equal.
-fn equal_pieces_on_side(half: DVec3, [p, q]: [DVec3; 2]) -> impl Iterator<Item = f64> {
-    let (from, to) = (pieces(half, p), pieces(half, q));
-    (0..6).flat_map(move |i| {
-        (i + 1..6).filter_map(move |j| {
+/// The pieces that can be the largest somewhere on an element whose corners have the piece
+/// values `at`, in order: a piece below another at every corner is below it everywhere on
+/// the element (both are affine), so its equalities with the others are never vertices of
+/// the largest piece, and the linear program need not try them. Near a box's edge or corner
+/// two or three pieces are left of six, and 6 candidates or so of 68.
+struct ActivePieces {
+    index: [usize; 6],
+    count: usize,
+}
+
+impl ActivePieces {
+    fn of(at: &[[f64; 6]]) -> ActivePieces {
+        let below = |j: usize, i: usize| at.iter().all(|f| f[j] < f[i]);
+        let mut active = ActivePieces {
+            index: [0; 6],
+            count: 0,
+        };
+        for j in (0..6).filter(|&j| !(0..6).any(|i| below(j, i))) {
+            active.index[active.count] = j;
+            active.count += 1;
+        }
+        active
+    }
+
+    fn as_slice(&self) -> &[usize] {
+        &self.index[..self.count]
+    }
+}
+
+/// Along the side from the point with piece values `from` to the one with `to`, each
+/// parameter in [0, 1] where two of the `active` pieces are equal, given to `found`.
+fn equal_pieces_on_side(
+    from: [f64; 6],
+    to: [f64; 6],
+    active: &[usize],
+    mut found: impl FnMut(f64),
+) {
+    for (n, &i) in active.iter().enumerate() {
+        for &j in &active[n + 1..] {
             // f_i(s) − f_j(s) = (from_i − from_j) + s · (slope_i − slope_j) = 0.
             let offset = from[i] - from[j];
             let slope = (to[i] - from[i]) - (to[j] - from[j]);
-            (slope != 0.0).then(|| (-offset / slope).clamp(0.0, 1.0))
-        })
-    })
+            if slope != 0.0 {
+                found((-offset / slope).clamp(0.0, 1.0));
+            }
+        }
+    }
 }
 
 /// The least of [`inside_distance`] over segment `s` (box frame).
 fn least_inside_on_segment(half: DVec3, s: [DVec3; 2]) -> f64 {
-    let ends = inside_distance(half, s[0]).min(inside_distance(half, s[1]));
-    equal_pieces_on_side(half, s).fold(ends, |m, t| {
-        m.min(inside_distance(half, s[0].lerp(s[1], t)))
-    })
+    let at = s.map(|p| pieces(half, p));
+    let mut least = inside_distance(half, s[0]).min(inside_distance(half, s[1]));
+    let active = ActivePieces::of(&at);
+    equal_pieces_on_side(at[0], at[1], active.as_slice(), |t| {
+        least = least.min(inside_distance(half, s[0].lerp(s[1], t)));
+    });
+    least
 }
 
 /// The least of [`inside_distance`] over triangle `t` (box frame): at its corners, where two
-/// pieces are equal on a side, and where three are equal inside.
+/// of the [`ActivePieces`] are equal on a side, and where three are equal inside.
 fn least_inside_on_triangle(half: DVec3, t: [DVec3; 3]) -> Least {
+    let at = t.map(|p| pieces(half, p));
+    let active = ActivePieces::of(&at);
+    let active = active.as_slice();
     let mut least = Least::default();
     for (k, &p) in t.iter().enumerate() {
         least.offer(inside_distance(half, p), corner(k));
     }
     for (k, [p, q]) in sides(&t).enumerate() {
-        for s in equal_pieces_on_side(half, [p, q]) {
+        equal_pieces_on_side(at[k], at[(k + 1) % 3], active, |s| {
             least.offer(inside_distance(half, p.lerp(q, s)), on_side(k, s));
-        }
+        });
     }
     // f_i(u, v) = c_i + u · a_i + v · b_i over t0 + u (t1 − t0) + v (t2 − t0).
-    let at = t.map(|p| pieces(half, p));
     let (a, b): ([f64; 6], [f64; 6]) = (
         std::array::from_fn(|i| at[1][i] - at[0][i]),
         std::array::from_fn(|i| at[2][i] - at[0][i]),
     );
     let c = at[0];
-    for i in 0..6 {
-        for j in i + 1..6 {
-            for k in j + 1..6 {
+    for (n, &i) in active.iter().enumerate() {
+        for (m, &j) in active.iter().enumerate().skip(n + 1) {
+            for &k in &active[m + 1..] {
                 // f_i = f_j and f_j = f_k, by Cramer's rule.
                 let (a1, b1, r1) = (a[i] - a[j], b[i] - b[j], c[j] - c[i]);
                 let (a2, b2, r2) = (a[j] - a[k], b[j] - b[k], c[k] - c[j]);
@@ -389,8 +517,16 @@ fn box_segment_gap(half: DVec3, s: [DVec3; 2]) -> f64 {
 }
 
 /// Distance between the box and a triangle that misses it (box frame), and where on the
-/// triangle it is reached.
-fn box_triangle_gap(half: DVec3, t: [DVec3; 3]) -> Least {
+/// triangle it is reached, when at most `cutoff`. Only the box's corners and edges within
+/// `cutoff` of the triangle's bounding box are tried: the nearest pair of points is within
+/// it, so the answer within the cutoff is exact; beyond it, it is a distance between points
+/// of the two, so beyond it too.
+fn box_triangle_gap(half: DVec3, t: [DVec3; 3], cutoff: f64) -> Least {
+    let (low, high) = (
+        t[0].min(t[1]).min(t[2]) - cutoff,
+        t[0].max(t[1]).max(t[2]) + cutoff,
+    );
+    let meets = |[p, q]: [DVec3; 2]| p.min(q).cmple(high).all() && p.max(q).cmpge(low).all();
     let mut least = Least::default();
     for (k, &p) in t.iter().enumerate() {
         least.offer(outside_distance(half, p), corner(k));
@@ -398,10 +534,12 @@ fn box_triangle_gap(half: DVec3, t: [DVec3; 3]) -> Least {
     for box_corner in 0..8 {
         let pick = |bit: usize, h: f64| if box_corner & (1 << bit) != 0 { h } else { -h };
         let p = DVec3::new(pick(0, half.x), pick(1, half.y), pick(2, half.z));
-        let (point, weights) = closest_on_triangle(p, t[0], t[1], t[2]);
-        least.offer(point.distance(p), weights);
+        if meets([p, p]) {
+            let (point, weights) = closest_on_triangle(p, t[0], t[1], t[2]);
+            least.offer(point.distance(p), weights);
+        }
     }
-    for [p, q] in box_edges(half) {
+    for [p, q] in box_edges(half).filter(|&edge| meets(edge)) {
         for (k, [a, b]) in sides(&t).enumerate() {
             let (s, u) = edge_edge::closest_parameters(a, b, p, q);
             least.offer((a.lerp(b, s)).distance(p.lerp(q, u)), on_side(k, s));

@@ -357,12 +357,12 @@ fn element_penetrations(solver: &Solver) -> Vec<f64> {
         .map(|p| &p.shape)
         .filter(|&shape| surface_depth::bounding_ball(shape).is_some())
         .collect();
-    // The depth of an element with `corners`, its least distance from a shape given by
-    // `least`; shapes it cannot enter by their lower bound are skipped.
-    let deepest = |corners: &[DVec3], least: &dyn Fn(&Shape) -> f64| {
+    // The depth of an element with `corners`, its depth in each shape given by `depth`;
+    // shapes it cannot enter by their lower bound are skipped.
+    let deepest = |corners: &[DVec3], depth: &dyn Fn(&Shape) -> f64| {
         (shapes.iter())
             .filter(|&&shape| surface_depth::lower_bound(shape, corners) < 0.0)
-            .fold(0.0f64, |m, &shape| m.max(-least(shape)))
+            .fold(0.0f64, |m, &shape| m.max(depth(shape)))
     };
     let free = |corners: &[u32]| corners.iter().all(|&i| inv_mass[i as usize] > 0.0);
     let pool = solver.pool();
@@ -380,7 +380,7 @@ fn element_penetrations(solver: &Solver) -> Vec<f64> {
                 faces[range].iter().fold(0.0f64, |m, t| {
                     let corners = t.map(|i| x[i as usize]);
                     m.max(deepest(&corners, &|shape| {
-                        surface_depth::triangle_distance(shape, corners)
+                        surface_depth::triangle_depth(shape, corners)
                     }))
                 })
             });
@@ -388,7 +388,7 @@ fn element_penetrations(solver: &Solver) -> Vec<f64> {
                 edges[range].iter().fold(0.0f64, |m, s| {
                     let corners = s.map(|i| x[i as usize]);
                     m.max(deepest(&corners, &|shape| {
-                        surface_depth::segment_distance(shape, corners)
+                        surface_depth::segment_depth(shape, corners)
                     }))
                 })
             });

@@ -169,7 +169,7 @@ fn the_least_distance_is_no_more_than_any_sample_and_within_the_grid_of_them() {
         let t = [(); 3].map(|_| random_point(&mut numbers, 1.5));
         let reach = sides(&t).fold(0.0f64, |m, [p, q]| m.max(p.distance(q))) / n as f64;
         for shape in &shapes {
-            let (exact, weights) = deepest_on_triangle(shape, t);
+            let (exact, weights) = deepest_on_triangle(shape, t, f64::INFINITY).unwrap();
             // The weights name a point of the triangle where the least value is reached.
             let point: DVec3 = (t.iter().zip(weights)).map(|(&p, w)| p * w).sum();
             assert!(
@@ -190,6 +190,39 @@ fn the_least_distance_is_no_more_than_any_sample_and_within_the_grid_of_them() {
         }
     }
     assert!(crossing > 150, "only {crossing} of 600 cases cross a shape");
+}
+
+#[test]
+fn a_cutoff_changes_no_answer_within_it_and_drops_every_one_beyond() {
+    // The searches ask within a reach: the box's pieces and features that cannot be nearer
+    // are skipped, which must give the same value and point as the full answer whenever it
+    // is within the cutoff, and nothing when it is not. The counts keep the test from
+    // passing on one side of the cutoff alone.
+    let mut numbers = Numbers(0x6a09_e667_f3bc_c909);
+    let (mut within_outside, mut beyond) = (0, 0);
+    for _ in 0..400 {
+        let shapes = random_shapes(&mut numbers);
+        // Cloth-sized faces about the shapes, so that gaps are often within the cutoffs.
+        let middle = random_point(&mut numbers, 1.0);
+        let t = [(); 3].map(|_| middle + random_point(&mut numbers, 0.15));
+        for shape in &shapes {
+            let full = deepest_on_triangle(shape, t, f64::INFINITY).unwrap();
+            for cutoff in [-0.05, 0.0, 0.02, 0.1, 0.4] {
+                let cut = deepest_on_triangle(shape, t, cutoff);
+                if full.0 <= cutoff {
+                    assert_eq!(cut, Some(full), "{shape:?} {t:?} within {cutoff}");
+                    within_outside += usize::from(full.0 > 0.0);
+                } else {
+                    assert_eq!(cut, None, "{shape:?} {t:?}: {} beyond {cutoff}", full.0);
+                    beyond += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        within_outside > 200 && beyond > 200,
+        "{within_outside} gaps within a cutoff, {beyond} beyond"
+    );
 }
 
 #[test]
