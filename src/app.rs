@@ -438,6 +438,13 @@ fn describe_run_limits(out: &mut String, file: &SceneFile, model: &Model) {
 fn run(args: &RunArgs) -> Result<Outcome, Failure> {
     // `--gate KEY=VALUE` is `--set gates.KEY=VALUE` once its key and value are checked; it
     // comes after the `--set` ones, so it wins.
+    // Checked here, not left to the scene's check of the formats it was given, so that the
+    // message names the option the user typed.
+    let formats = &args.formats;
+    if let Some(k) = (1..formats.len()).find(|&k| formats[..k].contains(&formats[k])) {
+        let twice = anyhow!("--format {} is given twice", formats[k].name());
+        return Err(Failure::Input(twice));
+    }
     let mut overrides = args.overrides.clone();
     for gate in &args.gates {
         overrides.push(gate_override(gate).map_err(Failure::Input)?);

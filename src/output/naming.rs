@@ -42,7 +42,15 @@ pub fn check_template(template: &str, object_count: usize) -> Result<(), String>
             "`{shown}` needs an {{object}} placeholder: the scene has {object_count} objects"
         ));
     }
-    check_file_name(&render(template, "object", 0))
+    let rendered = render(template, "object", 0);
+    check_file_name(&rendered)?;
+    if rendered.starts_with('.') {
+        return Err(format!(
+            "`{shown}` must not start with `.`: the frame files would be hidden, and the \
+             temporary files start with `.`"
+        ));
+    }
+    Ok(())
 }
 
 /// Longest file name most file systems accept, bytes.
@@ -243,6 +251,7 @@ mod tests {
     fn refuses_templates_that_escape_or_collide() {
         assert!(check_template("../{object}.{frame:04}", 1).is_err());
         assert!(check_template("{object}/{frame}", 1).is_err());
+        assert!(check_template("..{frame}", 1).is_err());
         assert!(check_template("{object}", 1).is_err());
         assert!(check_template("{frame}", 2).is_err());
         assert!(check_template("{frame}", 1).is_ok());

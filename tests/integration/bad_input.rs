@@ -101,6 +101,14 @@ fn command_line_mistakes_exit_2() {
     let good = "[[object]]\nname = \"c\"\ngrid = { size = [1.0, 1.0], resolution = [3, 3] }\ndensity = 0.1\n";
     for (args, expect) in [
         (vec!["--format", "fbx"], "fbx"),
+        (
+            vec!["--format", "obj", "--format", "ply", "--format", "obj"],
+            "--format obj is given twice",
+        ),
+        (
+            vec!["--set", "output.name=\"..{frame}\""],
+            "must not start with `.`",
+        ),
         (vec!["--frames", "0"], "simulation.frames"),
         (vec!["--frames", "many"], "many"),
         (
