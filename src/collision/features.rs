@@ -146,7 +146,7 @@ impl FeatureContacts {
         // Mesh colliders, and spheres, capsules and boxes (a plane is flat: the vertices
         // hold every face).
         let has_features = (model.colliders.iter())
-            .any(|c| c.mesh.is_some() || surface_depth::bounding_ball(&c.shape).is_some());
+            .any(|c| c.mesh.is_some() || surface_depth::measures_faces(&c.shape));
         let triangles: Vec<[u32; 3]> = if has_features {
             model
                 .objects

@@ -74,34 +74,38 @@ pub fn deepest_on_triangle(shape: &Shape, t: [DVec3; 3], cutoff: f64) -> Option<
             let (distance, weights) = segment_triangle_closest([a, b], t);
             (distance - radius, weights)
         }
-        Shape::Box { half, .. } => {
-            let frame = BoxFrame::of(shape).expect("a box");
-            let local = t.map(|p| frame.local(p));
-            let bound = box_lower_bound(half, local.iter().copied());
-            if bound > cutoff {
-                return None;
-            }
-            if let Some(at_a_corner) = least_at_a_corner(half, &local) {
-                return at_a_corner.within(cutoff);
-            }
-            // Wholly beyond one face's plane (a positive lower bound): it misses the box,
-            // and the linear program can be skipped.
-            if bound > 0.0 {
-                return box_triangle_gap(half, local, cutoff).within(cutoff);
-            }
-            let inside = least_inside_on_triangle(half, local);
-            if inside.value <= 0.0 {
-                inside.into()
-            } else if inside.value > cutoff {
-                // Outside, the inside distance is a lower bound of the gap.
-                return None;
-            } else {
-                box_triangle_gap(half, local, cutoff).into()
-            }
-        }
+        Shape::Box { .. } => return deepest_in_box(BoxFrame::of(shape)?, t, cutoff),
         Shape::Mesh => return None,
     };
     (least <= cutoff).then_some((least, weights))
+}
+
+/// [`deepest_on_triangle`] for a box: the cheap answers first (beyond the lower bound, the
+/// least at a corner, wholly beyond one face's plane), then the linear program and, outside,
+/// the gap.
+fn deepest_in_box(frame: BoxFrame, t: [DVec3; 3], cutoff: f64) -> Option<(f64, [f64; 3])> {
+    let half = frame.half;
+    let local = t.map(|p| frame.local(p));
+    let bound = box_lower_bound(half, local.iter().copied());
+    if bound > cutoff {
+        return None;
+    }
+    if let Some(at_a_corner) = least_at_a_corner(half, &local) {
+        return at_a_corner.within(cutoff);
+    }
+    // Wholly beyond one face's plane (a positive lower bound): it misses the box, and the
+    // linear program can be skipped.
+    if bound > 0.0 {
+        return box_triangle_gap(half, local, cutoff).within(cutoff);
+    }
+    let inside = least_inside_on_triangle(half, local);
+    if inside.value <= 0.0 {
+        inside.within(cutoff)
+    } else if inside.value > cutoff {
+        None // outside, the inside distance is a lower bound of the gap
+    } else {
+        box_triangle_gap(half, local, cutoff).within(cutoff)
+    }
 }
 
 /// A box collider's frame: its centre, the turn into its axes and its half extents.
@@ -182,9 +186,7 @@ impl Least {
             *self = Least { value, weights };
         }
     }
-}
 
-impl Least {
     /// The value and its weights when the value is at most `cutoff`.
     fn within(self, cutoff: f64) -> Option<(f64, [f64; 3])> {
         (self.value <= cutoff).then_some((self.value, self.weights))
@@ -299,15 +301,14 @@ fn box_lower_bound(half: DVec3, corners: impl Iterator<Item = DVec3>) -> f64 {
     least.into_iter().fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// A ball holding the shape (centre and radius), for a quick test of which elements may
-/// reach it; `None` for the unbounded shapes (a plane, a mesh).
-pub fn bounding_ball(shape: &Shape) -> Option<(DVec3, f64)> {
-    match *shape {
-        Shape::Sphere { center, radius } => Some((center, radius)),
-        Shape::Capsule { a, b, radius } => Some(((a + b) * 0.5, 0.5 * a.distance(b) + radius)),
-        Shape::Box { center, half, .. } => Some((center, half.length())),
-        Shape::Plane { .. } | Shape::Mesh => None,
-    }
+/// Whether faces and edges are measured against `shape` here: a sphere, capsule or box. A
+/// plane is flat, so its least over an element is at a corner, which the vertex contacts and
+/// measures hold; a mesh is measured by [`super::features`].
+pub fn measures_faces(shape: &Shape) -> bool {
+    matches!(
+        shape,
+        Shape::Sphere { .. } | Shape::Capsule { .. } | Shape::Box { .. }
+    )
 }
 
 /// The least of the shape's signed distances at `corners`.

@@ -352,10 +352,10 @@ fn element_penetrations(solver: &Solver) -> Vec<f64> {
     let model = &solver.model;
     let (x, inv_mass) = (&model.particles.x, &model.particles.inv_mass);
     let posed = solver.posed_colliders();
-    // Spheres, capsules and boxes: the shapes with a ball around them.
+    // Spheres, capsules and boxes: the shapes faces are measured against here.
     let shapes: Vec<&Shape> = (posed.iter())
         .map(|p| &p.shape)
-        .filter(|&shape| surface_depth::bounding_ball(shape).is_some())
+        .filter(|&shape| surface_depth::measures_faces(shape))
         .collect();
     // The depth of an element with `corners`, its depth in each shape given by `depth`;
     // shapes it cannot enter by their lower bound are skipped.

@@ -6,7 +6,7 @@ use super::{FeatureContacts, Pair};
 use crate::collision::bvh::{bounds, boxes_overlap, swept_bounds};
 use crate::collision::surface_depth::{self, BoxFrame};
 use crate::collision::wide_bvh::WalkStack;
-use crate::collision::{MeshGeometry, MeshPose, PosedCollider, Shape};
+use crate::collision::{MeshGeometry, MeshPose, PosedCollider};
 use crate::solver::parallel::share;
 use glam::DVec3;
 use std::ops::Range;
@@ -217,7 +217,7 @@ impl FeatureContacts {
         triangles: Range<usize>,
         out: &mut SearchChunk,
     ) {
-        if matches!(collider.shape, Shape::Plane { .. } | Shape::Mesh) {
+        if !surface_depth::measures_faces(&collider.shape) {
             return;
         }
         let margin = Pair::ShapeFace(c as u32, 0).margin(margin);
